@@ -1,0 +1,39 @@
+"""bali-env: the card game Bali (Klaus-Jürgen Wrede, 2017) as a fast reinforcement-learning
+environment. ``bali_env.env(...)`` is the PettingZoo AEC environment ``bali_v0``; the rules
+engine is the Numba core in ``bali_env.core``."""
+
+from __future__ import annotations
+
+from . import core
+from .bali_v0 import env, raw_env
+from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, action_to_str, state_dict
+from .core import N_ACTIONS, OBS_DIM, observation_slot_names
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACTION_NAMES",
+    "CARD_NAMES",
+    "CATEGORY_NAMES",
+    "N_ACTIONS",
+    "OBS_DIM",
+    "action_to_str",
+    "core",
+    "env",
+    "observation_slot_names",
+    "raw_env",
+    "state_dict",
+]
+
+
+def _register() -> None:
+    """Register ``bali_v0`` with PettingZoo's registry when the installed PettingZoo has one."""
+    try:
+        from pettingzoo.env_registry.registration import aec_registry, register
+    except ImportError:  # older PettingZoo: no registry
+        return
+    if "bali_v0" not in aec_registry:
+        register("aec", "bali_v0", entry_point="bali_env.bali_v0:env")
+
+
+_register()
