@@ -109,7 +109,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import core as C
-from .contract import action_to_str, check_action, parse_options, score_breakdown, state_dict
+from .contract import action_to_str, check_action, parse_options, score_breakdown, seed_to_uint64, state_dict
 from .render import render_ansi
 
 __all__ = ["env", "raw_env"]
@@ -168,8 +168,11 @@ class raw_env(AECEnv):
         self.action_spaces = {a: gymnasium.spaces.Discrete(C.N_ACTIONS) for a in self.possible_agents}
         self._state = np.zeros(C.STATE_SIZE, dtype=C.STATE_DTYPE)
         self._mask = np.zeros(C.N_ACTIONS, dtype=np.int8)
-        self._rng = np.random.default_rng()
+        # the stream of deal seeds (SplitMix64, core.next_deal_seed); seeded by reset(seed=...)
+        self._seed_stream = np.array([np.random.SeedSequence().entropy % 2**64], dtype=np.uint64)
         self._deal_seed: int | None = None
+        self._illegal_end = False
+        self._rewards_buf = np.zeros(C.MAX_PLAYERS, dtype=np.float64)
         self._seat_of = self.agent_name_mapping
 
     # ------------------------------------------------------------------ spaces
@@ -183,13 +186,13 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ reset / step
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Deal a new game. ``seed`` re-seeds the environment's generator (each reset without a seed
-        deals the next game of that stream); ``options`` are RULES.md section 7's
-        ``deck``/``starter_sets``/``altar``, validated before anything changes."""
+        """Deal a new game. ``seed`` (any int) restarts the environment's stream of deal seeds;
+        each reset without a seed deals the next game of that stream. ``options`` are RULES.md
+        section 7's ``deck``/``starter_sets``/``altar``, validated before anything changes."""
         deck, starters, altar = parse_options(options, self.num_players, self.oracle)
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        self._deal_seed = int(self._rng.integers(0, 2**63))
+            self._seed_stream[0] = seed_to_uint64(seed)
+        self._deal_seed = int(C.next_deal_seed(self._seed_stream))
         C.init_game(self._state, self.num_players, self.oracle, self.demon, np.uint64(self._deal_seed), deck, starters, altar)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -241,10 +244,8 @@ class raw_env(AECEnv):
         n = self.num_players
         scores = [int(v) for v in s[C.S_SCORES : C.S_SCORES + n]]
         winners = [q for q in range(n) if int(s[C.S_WINNERS]) >> q & 1]
-        if self.reward_mode == "win_loss":
-            rewards = [1.0 if q in winners else -1.0 for q in range(n)]
-        else:
-            rewards = [scores[q] - (sum(scores) - scores[q]) / (n - 1) for q in range(n)]
+        C.terminal_rewards(s, self.reward_mode == "score", self._rewards_buf)
+        rewards = self._rewards_buf[:n].tolist()
         info = {"final_scores": scores, "winners": winners, "score_breakdown": score_breakdown(s)}
         for q, x in enumerate(self.possible_agents):
             self.rewards[x] = float(rewards[q])
@@ -281,7 +282,7 @@ class raw_env(AECEnv):
 
     @property
     def deal_seed(self) -> int | None:
-        """The 63-bit seed the current game was dealt from (``core.init_game``)."""
+        """The 64-bit seed the current game was dealt from (``core.init_game``)."""
         return self._deal_seed
 
     def render(self) -> str | None:

@@ -69,6 +69,13 @@ def check_action(action: Any) -> int:
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
+def seed_to_uint64(seed: Any) -> np.uint64:
+    """A reset/constructor seed (any int, negative ones included) as the uint64 start of a stream."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__} {seed!r}")
+    return np.uint64(int(seed) % 2**64)
+
+
 def _int_list(key: str, value: Any) -> list[int]:
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
         raise ValueError(f"reset option {key!r} must be a list of integers, got {type(value).__name__}")

@@ -1,0 +1,1 @@
+"""Benchmarks of bali-env against anchor environments (``python -m benchmarks.run``)."""
