@@ -6,9 +6,8 @@
 | Parallel API       | No                                                          |
 | Manual control     | No                                                          |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, n = 2, 3, 4   |
-| Action shape       | (1,)                                                        |
-| Action values      | 0..43 (RULES.md section 6)                                  |
-| Observation shape  | `{"observation": (281,) float32, "action_mask": (44,) int8}` |
+| Action space       | Discrete(44): a scalar int 0..43 (RULES.md section 6)       |
+| Observation shape  | `{"observation": (293,) float32, "action_mask": (44,) int8}` |
 | Observation values | observation in [0, OBS_HIGH] (scaled counts, one-hots)      |
 
 Bali is a card game for 2-4 players: take offering cards, play farmers, stonecutters, priests
@@ -33,7 +32,7 @@ illegal_action="raise")``
 
 ### Observation
 
-`observe(agent)` returns `{"observation": float32[281], "action_mask": int8[44]}`: the table as
+`observe(agent)` returns `{"observation": float32[293], "action_mask": int8[44]}`: the table as
 that player may know it (RULES.md section 5) from their own seat; relative seat 0 is the
 observer, 1 the player on their left (next clockwise), and so on. Blocks for seats that are not
 in the game are 0. Each value is a count divided by the scale given (one-hots have scale 1).
@@ -68,6 +67,8 @@ in the game are 0. Each value is a count divided by the scale given (one-hots ha
 | 272-278   | scored card id 0..6 (one-hot), during shrine_reward/farmer_choice only   | 1     |
 | 279       | what the pending scoring decision gives (shrine: stones or VP; farmer: 1) | 5    |
 | 280       | the pending scoring decision is (or includes) the majority bonus         | 1     |
+| 281-288   | cards left in the deck by card id 0..7 (7 = oracle; every dealt card was seen, so this is public) | 12 |
+| 289-292   | column of the active player's last take this turn (one-hot; scored in phase 4) | 1 |
 
 What others know of a player's offering cards: exact until that player offers face down or takes
 a card by oracle; from then on a lower and an upper bound per category (`at least`, `at most`)
@@ -118,9 +119,20 @@ _REWARDS = ("win_loss", "score")
 _ILLEGAL = ("raise", "terminate")
 
 
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's OrderEnforcingWrapper, except that stepping a finished game (every agent
+    gone) raises instead of only logging a warning."""
+
+    def step(self, action: Any) -> None:
+        """Step the wrapped env; RuntimeError once the game is over and every agent has left."""
+        if self._has_reset and not self.env.agents:
+            raise RuntimeError("the game is over and every agent has left: call reset() to start a new game")
+        super().step(action)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The Bali AEC environment (``raw_env`` in PettingZoo's OrderEnforcingWrapper)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
 
 
 def _observation_space() -> gymnasium.spaces.Dict:
@@ -147,8 +159,11 @@ class raw_env(AECEnv):
         illegal_action: str = "raise",
     ) -> None:
         super().__init__()
-        if isinstance(num_players, bool) or num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)) or num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be the int 2, 3 or 4, got {num_players!r}")
+        for flag, value in (("oracle", oracle), ("demon", demon)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{flag} must be a bool, got {type(value).__name__} {value!r}")
         if render_mode not in (None, "ansi", "human"):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         if reward not in _REWARDS:
@@ -255,7 +270,7 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ observation
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[281], "action_mask": int8[44]}`` for ``agent`` (fresh arrays)."""
+        """``{"observation": float32[293], "action_mask": int8[44]}`` for ``agent`` (fresh arrays)."""
         obs = np.empty(C.OBS_DIM, dtype=np.float32)
         mask = np.empty(C.N_ACTIONS, dtype=np.int8)
         C.observe(self._state, self._seat_of[agent], obs, mask)

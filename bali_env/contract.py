@@ -194,6 +194,7 @@ def state_dict(s: np.ndarray) -> dict[str, Any]:
         "peeks_owed": int(s[C.S_PEEKS]),
         "oracle_window": int(s[C.S_WINDOW]),
         "scored_type": None if s[C.S_SCORED] < 0 else int(s[C.S_SCORED]),
+        "last_take_column": None if s[C.S_LAST_COL] < 0 else int(s[C.S_LAST_COL]),
         "altar_known_by": [[q for q in range(n) if m >> q & 1] for m in known[::-1]],
         "offerings_known_min": _seat_rows(s, C.S_KNOWN_MIN, 4, n),
         "offerings_known_max": _seat_rows(s, C.S_KNOWN_MAX, 4, n),

@@ -150,7 +150,9 @@ O_ALTAR = O_NUM_PLAYERS + 3  # size /10, known count per category (4, /10), unkn
 O_ALTAR_TOP = O_ALTAR + 6  # [4 depths (0 = top), 4 categories] one-hot where you know it
 O_ORACLE = O_ALTAR_TOP + 16  # peeks owed /4, window size /4 (oracle decision)
 O_SCORING = O_ORACLE + 2  # scored card id one-hot (7), reward amount /5, majority-bonus flag
-OBS_DIM = O_SCORING + 9
+O_DECK_CARDS = O_SCORING + 9  # 8, /12: cards left in the deck by card id 0..7 (public: every dealt card was seen)
+O_LAST_COL = O_DECK_CARDS + 8  # 4 one-hot: column of the active player's last take this turn
+OBS_DIM = O_LAST_COL + 4
 
 DECISION_NAMES = (
     "take_offering",
@@ -925,6 +927,12 @@ def observe(s, p, obs, mask):
         else:
             obs[O_SCORING + 7] = 1.0 / 5.0
             obs[O_SCORING + 8] = 1.0 if s[S_SCORE_STEP] == n else 0.0
+    for i in range(s[S_DECK_POS], s[S_DECK_LEN]):
+        obs[O_DECK_CARDS + s[S_DECK + i]] += 1.0
+    for k in range(8):
+        obs[O_DECK_CARDS + k] /= 12.0
+    if s[S_LAST_COL] >= 0:
+        obs[O_LAST_COL + s[S_LAST_COL]] = 1.0
     if p == s[S_TO_MOVE]:
         legal_mask(s, mask)
     else:
@@ -965,6 +973,8 @@ def _obs_slots():
     slots += [("oracle.peeks_owed", 4.0, 4.0), ("oracle.window_size", 4.0, 1.0)]
     slots += [(f"scoring.type.{c}", 1.0, 1.0) for c in cards]
     slots += [("scoring.amount", 5.0, 2.0), ("scoring.majority_bonus", 1.0, 1.0)]
+    slots += [(f"deck_cards.{c}", 12.0, 1.0) for c in cards + ("oracle",)]
+    slots += [(f"last_take_column.col{col}", 1.0, 1.0) for col in range(4)]
     assert len(slots) == OBS_DIM, (len(slots), OBS_DIM)
     return slots
 

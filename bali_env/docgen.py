@@ -1,5 +1,5 @@
 """Generate ``docs/observation.md`` from the code (``python -m bali_env.docgen > docs/observation.md``):
-the block table of the ``bali_v0`` docstring plus every one of the 281 slots with its scale."""
+the block table of the ``bali_v0`` docstring plus every one of the 293 slots with its scale."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_spaces(config):
         assert e.action_space(agent) is e.action_space(agent)
         assert isinstance(space, gymnasium.spaces.Dict)
         obs_box, mask_box = space["observation"], space["action_mask"]
-        assert obs_box.shape == (281,) and obs_box.dtype == np.float32
+        assert obs_box.shape == (293,) and obs_box.dtype == np.float32
         assert np.all(obs_box.low == 0.0)
         assert np.array_equal(obs_box.high, C.OBS_HIGH)
         assert mask_box.shape == (44,) and mask_box.dtype == np.int8
@@ -120,10 +120,10 @@ def test_spaces(config):
         act = e.action_space(agent)
         assert isinstance(act, gymnasium.spaces.Discrete) and act.n == 44 and act.start == 0
         obs = e.observe(agent)
-        assert obs["observation"].shape == (281,) and obs["observation"].dtype == np.float32
+        assert obs["observation"].shape == (293,) and obs["observation"].dtype == np.float32
         assert obs["action_mask"].shape == (44,) and obs["action_mask"].dtype == np.int8
         assert space.contains(obs)
-    assert bali_env.OBS_DIM == 281 and bali_env.N_ACTIONS == 44
+    assert bali_env.OBS_DIM == 293 and bali_env.N_ACTIONS == 44
 
 
 def test_observe_returns_fresh_arrays():
@@ -266,8 +266,8 @@ def test_action_to_str_names_every_id():
 # ----------------------------------------------------------------------------- observation layout
 def test_observation_slot_names():
     names = bali_env.observation_slot_names()
-    assert len(names) == 281 == C.OBS_DIM
-    assert len(set(names)) == 281
+    assert len(names) == 293 == C.OBS_DIM
+    assert len(set(names)) == 293
     assert all(isinstance(x, str) and x for x in names)
     assert names[C.O_DECK] == "deck_size"
     assert names[C.O_SUPPLY].startswith("supply")
@@ -323,7 +323,7 @@ def test_docstring_table_matches_core_constants():
         if name.startswith("SO_"):
             assert getattr(C, name) in sub_starts, name
     # the header states the shapes
-    assert "(281,) float32" in bali_v0.__doc__ and "(44,) int8" in bali_v0.__doc__
+    assert "(293,) float32" in bali_v0.__doc__ and "(44,) int8" in bali_v0.__doc__
 
 
 def test_docstring_table_scales_match_slot_names():
@@ -349,7 +349,7 @@ def _decision_name(sd):
 def _expected_observation(sd, p):
     """The observation of seat p built from state_dict() by the documented table."""
     n = sd["num_players"]
-    o = np.zeros(281, dtype=np.float64)
+    o = np.zeros(293, dtype=np.float64)
     o[C.DECISION_NAMES.index(_decision_name(sd))] = 1
     o[10 + (sd["active"] - p) % n] = 1
     if sd["to_move"] is not None:
@@ -389,6 +389,10 @@ def _expected_observation(sd, p):
             o[254 + 4 * d + cat] = 1
     o[270] = sd["peeks_owed"] / 4
     o[271] = sd["oracle_window"] / 4
+    for k in sd["deck"]:
+        o[281 + k] += 1 / 12
+    if sd["last_take_column"] is not None:
+        o[289 + sd["last_take_column"]] = 1
     return o
 
 
@@ -407,10 +411,11 @@ def test_observation_matches_documented_layout(config):
             for p, agent in enumerate(e.possible_agents):
                 got = e.observe(agent)["observation"]
                 want = _expected_observation(sd, p)
-                bad = np.flatnonzero(~np.isclose(got[:272], want[:272], atol=1e-6))
+                outside = np.r_[0:272, 281:293]
+                bad = outside[~np.isclose(got[outside], want[outside], atol=1e-6)]
                 names = [bali_env.observation_slot_names()[i] for i in bad]
                 assert not bad.size, f"step {step}, seat {p}, phase {sd['phase']}: slots {names} {got[bad]} != {want[bad]}"
-                scoring = got[272:]
+                scoring = got[272:281]
                 if sd["phase"] in ("shrine_reward", "farmer_choice"):
                     assert scoring[sd["scored_type"]] == 1 and scoring[:7].sum() == 1
                     assert 0 < scoring[7] <= 1

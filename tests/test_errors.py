@@ -159,9 +159,9 @@ def test_stepping_a_finished_game():
         left += 1
     assert left == 3
     assert env.unwrapped.state_dict() == before["state"]
-    # through the wrapper, a step after everyone left is refused by PettingZoo's
-    # OrderEnforcingWrapper (a logged warning): nothing changes
-    env.step(29)
+    # through the wrapper too, a step after everyone left raises and changes nothing
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(29)
     assert env.unwrapped.state_dict() == before["state"] and env.agents == []
 
 
@@ -342,3 +342,18 @@ def test_raise_mode_is_the_default():
     with pytest.raises(ValueError, match="illegal action"):
         env.step(bad)
     assert not any(env.terminations.values())
+
+
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        ({"num_players": 4.0}, ValueError),
+        ({"num_players": True}, ValueError),
+        ({"oracle": "no"}, TypeError),
+        ({"demon": 1}, TypeError),
+    ],
+)
+def test_constructor_is_strict_about_types(kwargs, error):
+    """num_players must be an int, the variant flags real bools (oracle="no" must not mean True)."""
+    with pytest.raises(error):
+        bali_v0.raw_env(**kwargs)
