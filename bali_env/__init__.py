@@ -8,6 +8,7 @@ from . import core
 from .bali_v0 import env, raw_env
 from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, action_to_str, state_dict
 from .core import N_ACTIONS, OBS_DIM, observation_slot_names
+from .view import ObservationView, decode_observation
 
 __version__ = "0.1.0"
 
@@ -16,9 +17,11 @@ __all__ = [
     "CARD_NAMES",
     "CATEGORY_NAMES",
     "N_ACTIONS",
+    "ObservationView",
     "OBS_DIM",
     "action_to_str",
     "core",
+    "decode_observation",
     "env",
     "observation_slot_names",
     "raw_env",
