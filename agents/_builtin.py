@@ -6,3 +6,12 @@ from .base import register_agent
 from .random_agent import RandomAgent
 
 register_agent("random", RandomAgent)
+
+
+def _mcts(**kwargs):
+    from .mcts import MCTSAgent
+
+    return MCTSAgent(**kwargs)
+
+
+register_agent("mcts", _mcts)

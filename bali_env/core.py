@@ -1142,3 +1142,297 @@ def rollout_new_games(streams, num_players, oracle, demon, scores, winners, step
         for q in range(MAX_PLAYERS):
             scores[i, q] = s[S_SCORES + q]
         winners[i] = s[S_WINNERS]
+
+
+# ============================================================================= information sets
+@njit(cache=True)
+def _argmax_range(obs, start, size):
+    """Index (0..size-1) of the largest value in obs[start:start+size], -1 if all are 0."""
+    best = -1
+    best_v = 0.0
+    for k in range(size):
+        if obs[start + k] > best_v:
+            best_v = obs[start + k]
+            best = k
+    return best
+
+
+@njit(cache=True)
+def _obs_int(obs, i, scale):
+    """A count stored at obs[i] as count / scale."""
+    return np.int64(np.rint(obs[i] * scale))
+
+
+_DECISION_PHASE = np.array([PH_TAKE_OFFERING, PH_PLAY, PH_OFFER_OWN, PH_OFFER_OWN, PH_OFFER_SUPPLY, PH_REFILL,
+                            PH_ORACLE, PH_SHRINE_REWARD, PH_FARMER_CHOICE, PH_GAME_OVER], dtype=np.int64)
+
+
+@njit(cache=True)
+def determinize(obs, rng, s):
+    """Sample into ``s`` a full game state consistent with one player's observation ``obs``, using
+    nothing else (so a search that plays such samples never peeks at hidden information).
+
+    The observer becomes seat 0 (seats are relative, and seat numbers do not matter after the
+    deal). Sampled: the deck order (uniform over the public deck composition), the other
+    players' offering cards (within the public bounds and totals), the categories of the altar
+    cards the observer does not know, and the order of the altar below the known top cards.
+    Knowledge fields are set so that ``observe(s, 0)`` gives back ``obs`` exactly."""
+    s[:] = 0
+    n = _argmax_range(obs, O_NUM_PLAYERS, 3) + 2
+    s[S_NUM_PLAYERS] = n
+    s[S_ORACLE] = 1 if obs[O_VARIANTS] > 0.5 else 0
+    s[S_DEMON] = 1 if obs[O_VARIANTS + 1] > 0.5 else 0
+    ph = _DECISION_PHASE[_argmax_range(obs, O_DECISION, 10)]
+    s[S_PHASE] = ph
+    a = _argmax_range(obs, O_ACTIVE, 4)
+    s[S_ACTIVE] = a
+    p = _argmax_range(obs, O_TO_MOVE, 4)
+    s[S_TO_MOVE] = p
+    for q in range(n):
+        b = O_SEATS + q * SEAT_WIDTH
+        for k in range(N_CARD_TYPES):
+            s[S_HANDS + q * N_CARD_TYPES + k] = _obs_int(obs, b + SO_HAND + k, 3.0)
+            s[S_TABLEAUS + q * N_CARD_TYPES + k] = _obs_int(obs, b + SO_TABLEAU + k, 5.0)
+        s[S_STONES + q] = _obs_int(obs, b + SO_STONES, 10.0)
+        s[S_VP + q] = _obs_int(obs, b + SO_VP, 10.0)
+        for c in range(N_CATEGORIES):
+            s[S_KNOWN_MIN + q * N_CATEGORIES + c] = _obs_int(obs, b + SO_OFF_MIN + c, 10.0)
+            s[S_KNOWN_MAX + q * N_CATEGORIES + c] = _obs_int(obs, b + SO_OFF_MAX + c, 10.0)
+        s[S_STARTER + q] = q
+    for c in range(N_CATEGORIES):
+        s[S_SUPPLY + c] = _obs_int(obs, O_SUPPLY + c, 25.0)
+    # market and deck
+    for col in range(4):
+        k = 0
+        for j in range(4):
+            card = _argmax_range(obs, O_MARKET + (col * 4 + j) * N_CARD_TYPES, N_CARD_TYPES)
+            if card >= 0:
+                s[S_MARKET + 4 * col + k] = card
+                k += 1
+        s[S_COL_POS + col] = 0
+        s[S_COL_LEN + col] = k
+    size = 0
+    for card in range(8):
+        for _ in range(_obs_int(obs, O_DECK_CARDS + card, 12.0)):
+            s[S_DECK + size] = card
+            size += 1
+    _shuffle(rng, s[S_DECK : S_DECK + size], 0, size)
+    s[S_DECK_POS] = 0
+    s[S_DECK_LEN] = size
+    s[S_DEMON_COL] = _argmax_range(obs, O_DEMON, 4) if s[S_DEMON] != 0 else -1
+    s[S_PEEKS] = _obs_int(obs, O_ORACLE, 4.0)
+    s[S_WINDOW] = _obs_int(obs, O_ORACLE + 1, 4.0)
+    s[S_LAST_COL] = _argmax_range(obs, O_LAST_COL, 4)
+    s[S_SCORED] = _argmax_range(obs, O_SCORING, 7)
+
+    # offering cards: own exact, the others sampled within bounds; the rest go to the altar
+    rest = np.zeros(N_CATEGORIES, dtype=np.int64)  # cards of each category not yet placed
+    for c in range(N_CATEGORIES):
+        own = s[S_KNOWN_MIN + c]
+        s[S_OFFERINGS + c] = own
+        rest[c] = SUPPLY_PER_CATEGORY - s[S_SUPPLY + c] - own - _obs_int(obs, O_ALTAR + 1 + c, 10.0)
+        for q in range(1, n):
+            s[S_OFFERINGS + q * N_CATEGORIES + c] = s[S_KNOWN_MIN + q * N_CATEGORIES + c]
+            rest[c] -= s[S_KNOWN_MIN + q * N_CATEGORIES + c]
+    base_rest = rest.copy()
+    for attempt in range(33):  # random restarts; the last attempt ignores the category totals
+        strict = attempt < 32
+        rest[:] = base_rest
+        ok = True
+        for q in range(1, n):
+            for c in range(N_CATEGORIES):
+                s[S_OFFERINGS + q * N_CATEGORIES + c] = s[S_KNOWN_MIN + q * N_CATEGORIES + c]
+            missing = _obs_int(obs, O_SEATS + q * SEAT_WIDTH + SO_OFF_TOTAL, 10.0) - _offering_total(s, q)
+            for _ in range(missing):
+                room = 0
+                for c in range(N_CATEGORIES):
+                    if s[S_OFFERINGS + q * N_CATEGORIES + c] < s[S_KNOWN_MAX + q * N_CATEGORIES + c] and (rest[c] > 0 or not strict):
+                        room += 1
+                if room == 0:
+                    ok = False
+                    break
+                pick = _rng_below(rng, room)
+                for c in range(N_CATEGORIES):
+                    if s[S_OFFERINGS + q * N_CATEGORIES + c] < s[S_KNOWN_MAX + q * N_CATEGORIES + c] and (rest[c] > 0 or not strict):
+                        if pick == 0:
+                            s[S_OFFERINGS + q * N_CATEGORIES + c] += 1
+                            rest[c] -= 1
+                        pick -= 1
+            if not ok:
+                break
+        if ok:
+            break
+    for c in range(N_CATEGORIES):
+        if rest[c] < 0:
+            rest[c] = 0
+    # own knowledge bounds as the others hold them do not matter for the observer: exact
+    for c in range(N_CATEGORIES):
+        s[S_KNOWN_MAX + c] = s[S_KNOWN_MIN + c]
+
+    # the altar: known top cards in place, the other positions from the known pool + the rest
+    L = _obs_int(obs, O_ALTAR, 10.0)
+    s[S_ALTAR_LEN] = L
+    pool = np.zeros(N_CATEGORIES, dtype=np.int64)  # known-category cards not at a known depth
+    for c in range(N_CATEGORIES):
+        pool[c] = _obs_int(obs, O_ALTAR + 1 + c, 10.0)
+    fixed = np.full(ALTAR_MAX, -1, dtype=np.int64)
+    for d in range(min(4, L)):
+        cat = _argmax_range(obs, O_ALTAR_TOP + 4 * d, 4)
+        if cat >= 0:
+            fixed[L - 1 - d] = cat
+            pool[cat] -= 1
+    free = 0
+    cats = np.zeros(ALTAR_MAX, dtype=np.int64)
+    known = np.zeros(ALTAR_MAX, dtype=np.int64)
+    for c in range(N_CATEGORIES):
+        for _ in range(pool[c]):
+            cats[free] = c
+            known[free] = 1
+            free += 1
+    n_unknown = _obs_int(obs, O_ALTAR + 5, 10.0)
+    for _ in range(n_unknown):
+        total_rest = rest[0] + rest[1] + rest[2] + rest[3]
+        c = 0
+        if total_rest > 0:
+            k = _rng_below(rng, total_rest)
+            while k >= rest[c]:
+                k -= rest[c]
+                c += 1
+            rest[c] -= 1
+        else:
+            c = _rng_below(rng, N_CATEGORIES)
+        cats[free] = c
+        known[free] = 0
+        free += 1
+    # a top-4 depth whose category the observer does not know holds a card of unknown category
+    n_known = free - n_unknown
+    _shuffle(rng, cats, n_known, free)
+    next_unknown = n_known
+    for d in range(min(4, L)):
+        i = L - 1 - d
+        if fixed[i] < 0:
+            fixed[i] = cats[next_unknown]
+            known[next_unknown] = -1  # placed
+            next_unknown += 1
+    order = np.zeros(ALTAR_MAX, dtype=np.int64)
+    m = 0
+    for j in range(free):
+        if known[j] >= 0:
+            order[m] = j
+            m += 1
+    _shuffle(rng, order, 0, m)
+    j = 0
+    for i in range(L):
+        if fixed[i] >= 0:
+            s[S_ALTAR + i] = fixed[i]
+            s[S_ALTAR_KNOWN + i] = 1 if i < L - 4 or _argmax_range(obs, O_ALTAR_TOP + 4 * (L - 1 - i), 4) >= 0 else 0
+        else:
+            s[S_ALTAR + i] = cats[order[j]]
+            s[S_ALTAR_KNOWN + i] = known[order[j]]
+            j += 1
+
+    # where the pending decision stands
+    s[S_BONUS_SEAT] = -1
+    if ph == PH_OFFER_OWN:
+        k = (p - a) % n
+        s[S_OFFER_STEP] = n if k == 0 else k
+    elif ph == PH_OFFER_SUPPLY:
+        s[S_OFFER_STEP] = n
+    elif ph == PH_SHRINE_REWARD or ph == PH_FARMER_CHOICE:
+        s[S_BONUS_SEAT] = _majority_seat(s, s[S_SCORED])
+        k = (p - a) % n
+        if ph == PH_FARMER_CHOICE and obs[O_SCORING + 8] > 0.5:
+            k = n
+        s[S_SCORE_STEP] = k
+    elif ph == PH_GAME_OVER:
+        s[S_TO_MOVE] = -1
+
+
+# ============================================================================= information-set MCTS
+@njit(cache=True)
+def _new_node(child, visits, avail, value, mover, n_nodes, seat):
+    """Append a tree node (no children yet) moved into by ``seat``; return its index."""
+    node = n_nodes[0]
+    n_nodes[0] = node + 1
+    child[node, :] = -1
+    visits[node] = 0
+    avail[node] = 1
+    value[node] = 0.0
+    mover[node] = seat
+    return node
+
+
+@njit(cache=True)
+def ismcts_reset(child, visits, avail, value, mover, n_nodes):
+    """Empty the tree: only the root (node 0) remains."""
+    n_nodes[0] = 0
+    _new_node(child, visits, avail, value, mover, n_nodes, -1)
+
+
+@njit(cache=True)
+def ismcts_iterate(obs, iterations, rng, c_uct, child, visits, avail, value, mover, n_nodes):
+    """Run ``iterations`` of single-observer information-set MCTS from ``obs`` on the given tree.
+
+    Each iteration samples a state consistent with the observation (``determinize``), descends
+    the tree over the actions legal in that sample (UCB1 with availability counts, from the
+    point of view of the seat to move), adds one node, finishes the game with uniform random
+    moves and backs up each seat's share of the win. The observer is seat 0 of every sample."""
+    s = np.zeros(STATE_SIZE, dtype=np.int16)
+    mask = np.zeros(N_ACTIONS, dtype=np.int8)
+    path = np.zeros(4096, dtype=np.int64)
+    reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
+    capacity = child.shape[0]
+    for _ in range(iterations):
+        determinize(obs, rng, s)
+        node = 0
+        depth = 0
+        while s[S_PHASE] != PH_GAME_OVER and depth < 4095:
+            legal_mask(s, mask)
+            seat = s[S_TO_MOVE]
+            unexpanded = 0
+            for act in range(N_ACTIONS):
+                if mask[act]:
+                    ch = child[node, act]
+                    if ch < 0:
+                        unexpanded += 1
+                    else:
+                        avail[ch] += 1
+            if unexpanded > 0:
+                if n_nodes[0] >= capacity:
+                    break
+                k = _rng_below(rng, unexpanded)
+                for act in range(N_ACTIONS):
+                    if mask[act] and child[node, act] < 0:
+                        if k == 0:
+                            new = _new_node(child, visits, avail, value, mover, n_nodes, seat)
+                            child[node, act] = new
+                            apply_action(s, act)
+                            depth += 1
+                            path[depth] = new
+                            break
+                        k -= 1
+                break
+            best = -1
+            best_u = -1.0
+            for act in range(N_ACTIONS):
+                if mask[act]:
+                    ch = child[node, act]
+                    u = value[ch] / visits[ch] + c_uct * np.sqrt(np.log(avail[ch]) / visits[ch])
+                    if u > best_u:
+                        best_u = u
+                        best = act
+            node = child[node, best]
+            apply_action(s, best)
+            depth += 1
+            path[depth] = node
+        _rollout_one(s, rng, mask)
+        n = s[S_NUM_PLAYERS]
+        winners = 0
+        for q in range(n):
+            winners += (s[S_WINNERS] >> q) & 1
+        for q in range(n):
+            reward[q] = ((s[S_WINNERS] >> q) & 1) / winners
+        for d in range(1, depth + 1):
+            nd = path[d]
+            visits[nd] += 1
+            value[nd] += reward[mover[nd]]
