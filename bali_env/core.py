@@ -1047,10 +1047,14 @@ def batch_reset(states, streams, num_players, oracle, demon, deck, starters, alt
 @njit(cache=True)
 def _batch_step_one(states, i, action, streams, num_players, oracle, demon, deck, starters, altar,
                     score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners):
-    """Step game i; if it ends, record its rewards/scores/winners and deal the next game."""
+    """Step game i (action -1: leave it as it is); if it ends, record its rewards, scores and
+    winners and deal the next game."""
     s = states[i]
-    apply_action(s, action)
     rewards[i, :] = 0.0
+    if action < 0:
+        terminated[i] = False
+        return
+    apply_action(s, action)
     if s[S_PHASE] == PH_GAME_OVER:
         terminal_rewards(s, score_mode, rewards[i])
         for q in range(num_players):
@@ -1066,9 +1070,9 @@ def _batch_step_one(states, i, action, streams, num_players, oracle, demon, deck
 
 @njit(cache=True)
 def _first_illegal(states, actions):
-    """Index of the first game whose action is illegal, or -1."""
+    """Index of the first game whose action is illegal (-1 = skip the game is allowed), or -1."""
     for i in range(states.shape[0]):
-        if not is_legal(states[i], actions[i]):
+        if actions[i] != -1 and not is_legal(states[i], actions[i]):
             return i
     return -1
 

@@ -104,8 +104,30 @@ class BaliVectorEnv:
         self._has_reset = True
         return self.obs, {"action_mask": self.action_masks, "to_move": self.to_move}
 
+    def reset_game(self, i: int, seed: int) -> None:
+        """Deal game i alone, from the stream ``seed``, leaving the other games untouched.
+
+        Game i becomes exactly the game ``bali_env.env(...).reset(seed=seed)`` deals (same
+        ``num_players``, variants and reset options as this env), and its later automatic
+        resets deal what that AEC env's following seedless ``reset()`` calls would. Row i of
+        ``obs``, ``action_mask`` and ``to_move`` is updated in place; ``rewards[i]`` and
+        ``terminated[i]`` are cleared. This lets a caller give any slot any game of a seed list
+        (the tournament plays game k from seed ``base + k`` whichever slot or worker runs it).
+        Raises IndexError for a bad i and TypeError for a non-int seed."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+            raise IndexError(f"game index must be an int in [0, {self.num_envs}), got {i!r}")
+        i = int(i)
+        self._streams[i] = seed_to_uint64(seed)
+        deck, starters, altar = self._options
+        C._batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+                           altar, self.obs, self.action_masks, self.to_move)
+        self.rewards[i] = 0.0
+        self.terminated[i] = False
+
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Apply one action per game (int array of length N) for the seat to move in that game.
+        """Apply one action per game (int array of length N) for the seat to move in that game;
+        ``-1`` leaves a game as it is this step (its rewards are 0 and it is not terminated), so
+        different policies can act in different games at different times.
 
         Returns ``(obs, rewards [N, num_players], terminated [N], truncated [N], info)``; ``info``
         holds ``action_mask``, ``to_move`` and, for the games that just ended (``_final`` mask),
@@ -134,8 +156,8 @@ class BaliVectorEnv:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {arr.shape}")
         if not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"actions must be integers, got dtype {arr.dtype}")
-        if arr.size and (arr.min() < 0 or arr.max() >= C.N_ACTIONS):
-            i = int(np.flatnonzero((arr < 0) | (arr >= C.N_ACTIONS))[0])
+        if arr.size and (arr.min() < -1 or arr.max() >= C.N_ACTIONS):
+            i = int(np.flatnonzero((arr < -1) | (arr >= C.N_ACTIONS))[0])
             check_action(int(arr[i]))  # raises the AEC env's out-of-range error
         return arr.astype(np.int64, copy=False)
 

@@ -190,3 +190,20 @@ def test_reset_options_apply_to_every_game():
 def test_state_is_at_most_one_kilobyte():
     """The per-game state row fits the 1 KB budget of the batched env."""
     assert BaliVectorEnv(1).state_bytes_per_game <= 1024
+
+
+def test_minus_one_leaves_a_game_unchanged():
+    """Action -1 skips a game for this step: its state, observation and mask stay; the others move."""
+    venv = BaliVectorEnv(3, seed=8)
+    venv.reset()
+    before = venv.states.copy()
+    obs_before = venv.obs.copy()
+    actions = np.argmax(venv.action_masks, axis=1)
+    actions[1] = -1
+    _, rewards, terminated, _, _ = venv.step(actions)
+    np.testing.assert_array_equal(venv.states[1], before[1])
+    np.testing.assert_array_equal(venv.obs[1], obs_before[1])
+    assert not rewards[1].any() and not terminated[1]
+    assert not np.array_equal(venv.states[0], before[0]) and not np.array_equal(venv.states[2], before[2])
+    with pytest.raises(ValueError, match="out of range"):
+        venv.step(np.array([-2, 4, 4]))
