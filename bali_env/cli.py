@@ -1,5 +1,6 @@
-"""The ``bali`` command line: ``bali bench`` (speed benchmarks against the anchors) and
-``bali demo`` (play seeded random games and print the final table)."""
+"""The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
+ratings), ``bali bench`` (speed benchmarks against the anchors) and ``bali demo`` (play seeded
+random games and print the final table)."""
 
 from __future__ import annotations
 
@@ -41,20 +42,65 @@ def _demo(argv: list[str]) -> int:
     return 0
 
 
+def _tournament(argv: list[str]) -> int:
+    """Run ``agents.tournament.run_tournament`` from the command line; exit code 2 on a bad setup."""
+    from pathlib import Path
+
+    from agents.tournament import DEFAULT_BATCH_SIZE, TournamentError, run_tournament
+
+    parser = argparse.ArgumentParser(
+        prog="bali tournament",
+        description="Seat-rotated tournament between agents on the batched environment: win rates with 95%% "
+                    "intervals, mean score and rank, OpenSkill ratings. Game k is dealt from seed SEED + k.",
+    )
+    parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                        help="participants, e.g. random greedy mcts:sims=200 sb3:model.zip; repeat a spec to field "
+                             "it several times (greedy random random random)")
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
+    parser.add_argument("--games", type=int, default=1000, help="games, rounded up to whole seat rotations (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="game k is dealt from seed SEED + k (default 0)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2; 1 = in-process)")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"games stepped together per worker (default {DEFAULT_BATCH_SIZE})")
+    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
+    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
+    parser.add_argument("--out", type=Path, default=Path("results/tournament"),
+                        help="output directory for results.json/.csv and ratings.png (default results/tournament)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        result = run_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
+                                workers=args.workers, oracle=args.oracle, demon=args.demon, out_dir=args.out,
+                                progress=not args.no_progress, batch_size=args.batch_size)
+    except TournamentError as exc:
+        print(f"bali tournament: error: {exc}", file=sys.stderr)
+        return 2
+    print(result.table())
+    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png")]
+    print("\nwrote " + ", ".join(str(p) for p in written if p.exists()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bali`` command."""
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors", "demo": "play seeded random games"}
+    commands = {
+        "tournament": "seat-rotated tournament between agents (win rates, ratings)",
+        "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
+        "demo": "play seeded random games",
+    }
     if not argv or argv[0] not in commands:
         print("usage: bali {" + ",".join(commands) + "} [options]\n")
         for name, text in commands.items():
-            print(f"  {name:<8}{text}")
+            print(f"  {name:<12}{text}")
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     if argv[0] == "bench":
         from benchmarks.run import main as bench_main
 
         bench_main(argv[1:])
         return 0
+    if argv[0] == "tournament":
+        return _tournament(argv[1:])
     return _demo(argv[1:])
 
 

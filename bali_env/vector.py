@@ -45,7 +45,9 @@ class BaliVectorEnv:
     """N games of Bali stepped together by one Numba call per step (see the module docstring).
 
     ``reward`` is ``"win_loss"`` (+1 winners, -1 others) or ``"score"`` (own final score minus
-    the mean of the others), as in the AEC env.
+    the mean of the others), as in the AEC env. ``parallel`` picks the kernel: None (default)
+    steps games on all Numba threads from ``PARALLEL_MIN_ENVS`` games on; False keeps one
+    thread (better when other work, e.g. PyTorch, shares the cores).
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class BaliVectorEnv:
         demon: bool = False,
         seed: int | None = None,
         reward: str = "win_loss",
+        parallel: bool | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -82,6 +85,7 @@ class BaliVectorEnv:
         self._seed = seed
         self._streams = _streams(seed, n)
         self._has_reset = False
+        self.parallel = n >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
 
     @property
     def state_bytes_per_game(self) -> int:
@@ -136,7 +140,7 @@ class BaliVectorEnv:
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         acts = self._check_actions(actions)
-        kernel = C.batch_step_parallel if self.num_envs >= PARALLEL_MIN_ENVS else C.batch_step_serial
+        kernel = C.batch_step_parallel if self.parallel else C.batch_step_serial
         deck, starters, altar = self._options
         bad = kernel(self.states, acts, self._streams, self.num_players, self.oracle, self.demon, deck, starters, altar,
                      self.reward_mode == "score", self.obs, self.action_masks, self.to_move, self.rewards,

@@ -1,0 +1,599 @@
+"""Round-robin tournaments between Bali agents on the batched environment.
+
+``run_tournament(["greedy", "random", "random", "random"], num_players=4, games=1000)`` (or
+``bali tournament --agents greedy random random random --players 4 --games 1000``) plays seeded
+games, rotates seats so that every participant plays every seat equally often, and reports per
+participant: wins, win rate with a 95% Wilson interval, mean final score, mean rank, an
+OpenSkill (Plackett-Luce) rating and the win rate per seat.
+
+Participants
+    Every entry of ``agents`` is a separate participant built by ``make_agent(spec)``; a spec that
+    occurs more than once is numbered: ``["greedy", "random", "random"]`` gives ``greedy``,
+    ``random#1``, ``random#2``.
+
+Lineups (who sits where)
+    With ``n = num_players`` seats and ``m`` participants (``m >= n``; fewer raises ValueError:
+    list a spec several times instead, e.g. ``greedy random random random``):
+
+    - ``m == n``: game k seats the cyclic rotation ``k mod n`` of the list: seat s is
+      participant ``(s + k) mod n``.
+    - ``m > n``: the combinations of n participants (``itertools.combinations(range(m), n)``, in
+      that order) are cycled through; each combination is played n times in a row, once per
+      cyclic rotation. Game k uses combination ``(k // n) mod C(m, n)`` and rotation ``k mod n``.
+
+    One cycle is n games (``m == n``) or ``C(m, n) * n`` games (``m > n``); over a cycle every
+    participant plays the same number of games and every seat equally often. The number of
+    games is **rounded up to whole cycles** (the output says so when it does).
+
+Deals and seeding
+    Game k is dealt from seed ``seed + k``: exactly the game ``bali_env.env(...).reset(seed=seed +
+    k)`` deals (``BaliVectorEnv.reset_game``), whichever worker and slot plays it. The agents of
+    worker w are seeded with ``SeedSequence([seed, participant_index, w])``; since a batched agent
+    draws for several games at once, its choices depend on how games are batched, so results are
+    reproducible for the same seed, worker count and batch size (the deals and lineups depend on
+    the seed only).
+
+Running
+    Each worker process plays the games ``w, w + W, w + 2W, ...`` (strided, so slow agents spread
+    evenly) on one ``BaliVectorEnv`` of up to ``batch_size`` slots: at every step the rows are
+    grouped by the participant to move and each participant's ``act_batch`` answers its rows;
+    a slot whose game ends gets the worker's next game, or idles (action -1: its game stays as
+    it is) until the worker's last game ends. Workers are "spawn" processes with one Numba
+    thread each; ``workers=1`` plays in the calling process. The batched env always steps on one
+    thread (``parallel=False``): the parallel kernel gains little on a tournament-sized batch and
+    loses badly when the cores are busy.
+
+Statistics (from the game records, in game-index order, independent of the workers)
+    - wins: a shared win (RULES.md section 4: highest score, then shrines, then stones, then
+      shared) counts 1/k for each of the k sharers; win rate = wins / games, with the Wilson
+      score interval at 95%.
+    - rank: the winners are first; the other players follow by final score (the environment
+      reports scores and winners only, so non-winners with equal scores share a rank). Tied
+      players share the mean of the positions they span (fractional ranking: 1 = best).
+    - rating: ``openskill.models.PlackettLuce()`` with its default parameters (mu 25, sigma
+      25/3), one rating per participant, updated game by game in game-index order with those
+      ranks; reported as ``ordinal()`` (mu - 3 sigma), mu and sigma.
+    - per seat: each participant's win rate at each seat, and the share of all wins per seat.
+
+Outputs (``out_dir``): ``results.json`` (config, statistics, one record per game: index, seed,
+lineup, scores, winners, decisions), ``results.csv`` (the per-participant table) and
+``ratings.png`` (win rates with their intervals and ratings; needs matplotlib). Nothing in
+``results.json`` depends on timing, so equal runs write equal files.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import multiprocessing as mp
+import queue as queue_module
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .base import Agent, make_agent
+
+Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
+DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
+
+LINEUP_SCHEME = (
+    "m == n: game k seats the cyclic rotation k mod n of the participants (seat s = participant (s + k) mod n); "
+    "m > n: combination (k // n) mod C(m, n) of itertools.combinations(range(m), n), rotation k mod n; "
+    "games rounded up to whole cycles"
+)
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be run as configured (unknown agent, too few participants, ...)."""
+
+
+# ----------------------------------------------------------------------------------------------- lineups
+def participant_names(specs: Sequence[str]) -> list[str]:
+    """Names of the participants: the spec, numbered ``spec#1``, ``spec#2``, ... when it repeats."""
+    counts: dict[str, int] = {}
+    for spec in specs:
+        counts[spec] = counts.get(spec, 0) + 1
+    seen: dict[str, int] = {}
+    names = []
+    for spec in specs:
+        if counts[spec] == 1:
+            names.append(spec)
+        else:
+            seen[spec] = seen.get(spec, 0) + 1
+            names.append(f"{spec}#{seen[spec]}")
+    return names
+
+
+def _check_sizes(num_participants: int, num_players: int) -> None:
+    if num_players not in (2, 3, 4):
+        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    if num_participants < num_players:
+        raise TournamentError(
+            f"{num_participants} participant(s) for {num_players} seats: list at least {num_players} agents; "
+            f"repeat a spec to field it several times (e.g. greedy {' '.join(['random'] * (num_players - 1))})"
+        )
+
+
+def cycle_length(num_participants: int, num_players: int) -> int:
+    """Games in one full rotation: n when there are n participants, ``C(m, n) * n`` for m > n."""
+    _check_sizes(num_participants, num_players)
+    return math.comb(num_participants, num_players) * num_players
+
+
+def lineup(k: int, num_participants: int, num_players: int) -> tuple[int, ...]:
+    """The participant indices seated in game k, seat 0 first (the scheme of the module docstring)."""
+    n = num_players
+    if num_participants == n:
+        players: tuple[int, ...] = tuple(range(n))
+    else:
+        combos = _combinations(num_participants, n)
+        players = combos[(k // n) % len(combos)]
+    r = k % n
+    return tuple(players[(s + r) % n] for s in range(n))
+
+
+_COMBOS: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+
+
+def _combinations(m: int, n: int) -> list[tuple[int, ...]]:
+    if (m, n) not in _COMBOS:
+        _COMBOS[(m, n)] = list(itertools.combinations(range(m), n))
+    return _COMBOS[(m, n)]
+
+
+def rounded_games(games: int, num_participants: int, num_players: int) -> int:
+    """``games`` rounded up to a whole number of cycles (at least one cycle)."""
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise TournamentError(f"games must be a positive int, got {games!r}")
+    cycle = cycle_length(num_participants, num_players)
+    return max(1, -(-int(games) // cycle)) * cycle
+
+
+def agent_seed(seed: int, participant: int, worker: int) -> int:
+    """The seed of participant ``participant``'s agent instance in worker ``worker``."""
+    ss = np.random.SeedSequence([int(seed) % 2**64, participant, worker])
+    return int(ss.generate_state(1, np.uint64)[0])
+
+
+# ----------------------------------------------------------------------------------------------- playing
+def play_games(
+    specs: Sequence[str],
+    games: Iterable[int],
+    *,
+    num_players: int,
+    seed: int,
+    oracle: bool = False,
+    demon: bool = False,
+    worker: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_finished: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
+    record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
+    seat), ``scores``, ``winners`` (seats), ``decisions``. ``on_finished(count)`` is called
+    after each step in which games ended."""
+    from bali_env.vector import BaliVectorEnv
+
+    games = list(games)
+    m, n = len(specs), num_players
+    if not games:
+        return []
+    agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, worker)) for p, spec in enumerate(specs)]
+    b_size = min(int(batch_size), len(games))
+    # one thread: a tournament batch is small, and a parallel region loses badly on busy cores
+    env = BaliVectorEnv(b_size, num_players=n, oracle=oracle, demon=demon, seed=seed, parallel=False)
+    env.reset()
+    slot_game = np.full(b_size, -1, dtype=np.int64)
+    slot_lineup = np.zeros((b_size, n), dtype=np.int64)
+    slot_steps = np.zeros(b_size, dtype=np.int64)
+    rows_all = np.arange(b_size)
+    pending = iter(games)
+
+    def load(b: int) -> None:
+        k = next(pending, None)
+        if k is None:
+            slot_game[b] = -1
+            return
+        env.reset_game(b, seed + k)
+        slot_game[b] = k
+        slot_lineup[b] = lineup(k, m, n)
+        slot_steps[b] = 0
+
+    for b in range(b_size):
+        load(b)
+    records: list[dict[str, Any]] = []
+    actions = np.zeros(b_size, dtype=np.int64)
+    while (slot_game >= 0).any():
+        active = slot_game >= 0
+        movers = np.where(active, slot_lineup[rows_all, env.to_move], -1)
+        masks = env.action_masks
+        for p in np.unique(movers):
+            rows = np.flatnonzero(movers == p)
+            if p < 0:  # idle slots: action -1 leaves their game as it is
+                actions[rows] = -1
+                continue
+            chosen = np.asarray(agents[p].act_batch(env.obs[rows], masks[rows]))
+            if chosen.shape != rows.shape:
+                raise RuntimeError(f"agent {specs[p]!r}: act_batch returned shape {chosen.shape} for {len(rows)} rows")
+            actions[rows] = chosen
+        legal = masks[rows_all, np.clip(actions, 0, masks.shape[1] - 1)] == 1
+        legal &= (actions >= 0) & (actions < masks.shape[1])
+        legal |= ~active
+        if not legal.all():
+            b = int(np.flatnonzero(~legal)[0])
+            p = int(movers[b])
+            raise RuntimeError(f"agent {specs[p]!r} chose illegal action {int(actions[b])} in game {int(slot_game[b])} "
+                               f"(legal: {np.flatnonzero(masks[b]).tolist()})")
+        _, _, terminated, _, info = env.step(actions)
+        slot_steps[active] += 1
+        ended = np.flatnonzero(terminated & active)
+        for b in ended:
+            records.append({
+                "game": int(slot_game[b]),
+                "seed": seed + int(slot_game[b]),
+                "lineup": [int(p) for p in slot_lineup[b]],
+                "scores": [int(v) for v in info["final_scores"][b]],
+                "winners": [int(q) for q in np.flatnonzero(info["winners"][b])],
+                "decisions": int(slot_steps[b]),
+            })
+        for b in ended:
+            load(int(b))
+        if len(ended) and on_finished is not None:
+            on_finished(len(ended))
+    records.sort(key=lambda r: r["game"])
+    return records
+
+
+def _worker_main(kwargs: dict[str, Any], messages: Any) -> None:
+    """Entry point of a worker process: play, report progress and the records through ``messages``."""
+    worker = kwargs["worker"]
+    try:
+        import numba
+
+        numba.set_num_threads(1)
+        state = {"unsent": 0, "last": time.monotonic()}
+
+        def progress(count: int) -> None:
+            state["unsent"] += count
+            now = time.monotonic()
+            if now - state["last"] >= 0.1:
+                messages.put(("progress", worker, state["unsent"]))
+                state["unsent"], state["last"] = 0, now
+
+        records = play_games(on_finished=progress, **kwargs)
+        if state["unsent"]:
+            messages.put(("progress", worker, state["unsent"]))
+        messages.put(("done", worker, records))
+    except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
+        messages.put(("error", worker, traceback.format_exc()))
+
+
+def _play_parallel(job: dict[str, Any], workers: int, total: int, bar: Any) -> list[dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    procs = []
+    for w in range(workers):
+        kwargs = dict(job, games=list(range(w, total, workers)), worker=w)
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages), name=f"bali-tournament-{w}", daemon=True))
+    records: list[dict[str, Any]] = []
+    done: set[int] = set()
+    try:
+        for p in procs:
+            p.start()
+        while len(done) < workers:
+            try:
+                kind, w, payload = messages.get(timeout=0.5)
+            except queue_module.Empty:
+                dead = [p for w, p in enumerate(procs) if w not in done and p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})")
+                continue
+            if kind == "progress":
+                bar.update(payload)
+            elif kind == "done":
+                done.add(w)
+                records.extend(payload)
+            else:
+                raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
+        for p in procs:
+            p.join()
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+                p.join()
+    records.sort(key=lambda r: r["game"])
+    return records
+
+
+# ----------------------------------------------------------------------------------------------- statistics
+def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a win rate ``wins / n`` (``(0, 1)`` when ``n == 0``)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # the interval always contains p; min/max only undo rounding (e.g. p = 1 and center + half = 1 - 1e-16)
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
+
+
+def game_ranks(scores: Sequence[int], winners: Sequence[int]) -> list[float]:
+    """Rank of every seat (1 = best): winners first, then by final score; tied seats share the
+    mean of the positions they span (e.g. two winners both get 1.5)."""
+    keys = [(q in winners, scores[q]) for q in range(len(scores))]
+    ranks = []
+    for key in keys:
+        better = sum(k > key for k in keys)
+        equal = sum(k == key for k in keys)
+        ranks.append(better + (equal + 1) / 2)
+    return ranks
+
+
+def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_players: int) -> dict[str, Any]:
+    """Per-participant statistics and per-seat win shares from game records (``lineup`` as
+    participant indices or names, as in results.json), processed in game-index order. Returns
+    ``{"participants": [...], "seat_win_share": [...], "mean_decisions": float}``."""
+    from openskill.models import PlackettLuce
+
+    m, n = len(names), num_players
+    index = {name: p for p, name in enumerate(names)}
+    games = np.zeros(m)
+    wins = np.zeros(m)
+    score_sum = np.zeros(m)
+    rank_sum = np.zeros(m)
+    seat_games = np.zeros((m, n))
+    seat_wins = np.zeros((m, n))
+    seat_win_total = np.zeros(n)
+    model = PlackettLuce()
+    ratings = [model.rating(name=name) for name in names]
+    decisions = 0
+    for rec in sorted(records, key=lambda r: r["game"]):
+        lineup_ = [index[p] if isinstance(p, str) else int(p) for p in rec["lineup"]]
+        scores, winners = rec["scores"], rec["winners"]
+        ranks = game_ranks(scores, winners)
+        share = 1.0 / len(winners) if winners else 0.0
+        for seat, p in enumerate(lineup_):
+            games[p] += 1
+            seat_games[p, seat] += 1
+            score_sum[p] += scores[seat]
+            rank_sum[p] += ranks[seat]
+            if seat in winners:
+                wins[p] += share
+                seat_wins[p, seat] += share
+                seat_win_total[seat] += share
+        new = model.rate([[ratings[p]] for p in lineup_], ranks=ranks)
+        for team, p in zip(new, lineup_):
+            ratings[p] = team[0]
+        decisions += rec.get("decisions", 0)
+    participants = []
+    for p, name in enumerate(names):
+        g = int(games[p])
+        lo, hi = wilson_interval(float(wins[p]), g)
+        participants.append({
+            "name": name,
+            "games": g,
+            "wins": round(float(wins[p]), 6),
+            "win_rate": float(wins[p] / g) if g else 0.0,
+            "win_rate_ci95": [lo, hi],
+            "mean_score": float(score_sum[p] / g) if g else 0.0,
+            "mean_rank": float(rank_sum[p] / g) if g else 0.0,
+            "rating": {"ordinal": float(ratings[p].ordinal()), "mu": float(ratings[p].mu),
+                       "sigma": float(ratings[p].sigma)},
+            "seat_games": [int(v) for v in seat_games[p]],
+            "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None for s in range(n)],
+        })
+    total = max(1, len(records))
+    return {
+        "participants": participants,
+        "seat_win_share": [float(v / total) for v in seat_win_total],
+        "mean_decisions": float(decisions / total),
+    }
+
+
+# ----------------------------------------------------------------------------------------------- result
+@dataclass
+class TournamentResult:
+    """The outcome of ``run_tournament``: ``config``, per-participant ``participants`` statistics,
+    ``seat_win_share`` (share of all wins taken from each seat), ``mean_decisions`` (per game),
+    ``games`` (one record per game, lineup by participant name) and the ``wall_time`` in seconds
+    (not part of ``to_dict``)."""
+
+    config: dict[str, Any]
+    participants: list[dict[str, Any]]
+    seat_win_share: list[float]
+    mean_decisions: float
+    games: list[dict[str, Any]]
+    wall_time: float = field(default=0.0, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``results.json`` (deterministic: no timings)."""
+        return {
+            "config": self.config,
+            "participants": self.participants,
+            "seat_win_share": self.seat_win_share,
+            "mean_decisions_per_game": self.mean_decisions,
+            "games": self.games,
+        }
+
+    def table(self) -> str:
+        """A readable leaderboard (best rating first) with a header line and the seat balance."""
+        c = self.config
+        n = c["num_players"]
+        variant = "+".join(v for v in ("oracle", "demon") if c[v]) or "base game"
+        lines = [
+            f"Bali tournament: {len(self.participants)} participants, {n} players, {c['games']} games, "
+            f"seed {c['seed']}, {variant}, {c['workers']} worker(s)"
+            + (f", {self.wall_time:.1f} s" if self.wall_time else ""),
+        ]
+        if c["games"] != c["games_requested"]:
+            lines.append(f"note: {c['games_requested']} games requested, rounded up to {c['games']} "
+                         f"= whole rotations of {c['cycle_length']} games (every participant plays every seat equally)")
+        width = max(11, *(len(p["name"]) for p in self.participants))
+        seat_head = " ".join(f"{'seat' + str(s):>6}" for s in range(n))
+        lines.append(f"{'participant':<{width}}  {'games':>6} {'wins':>8} {'win rate':>8} {'95% CI':>15} "
+                     f"{'score':>6} {'rank':>5} {'rating':>7} {'mu':>6} {'sigma':>5}  win rate by {seat_head}")
+        order = sorted(self.participants, key=lambda p: -p["rating"]["ordinal"])
+        for p in order:
+            lo, hi = p["win_rate_ci95"]
+            seats = " ".join(f"{'-':>6}" if v is None else f"{100 * v:5.1f}%" for v in p["seat_win_rate"])
+            lines.append(
+                f"{p['name']:<{width}}  {p['games']:>6} {p['wins']:>8.6g} {100 * p['win_rate']:7.1f}% "
+                f"{'[' + format(100 * lo, '.1f') + ', ' + format(100 * hi, '.1f') + ']%':>15} "
+                f"{p['mean_score']:6.2f} {p['mean_rank']:5.2f} {p['rating']['ordinal']:7.2f} "
+                f"{p['rating']['mu']:6.2f} {p['rating']['sigma']:5.2f}  {'':>11} {seats}"
+            )
+        lines.append("share of all wins by seat: " + ", ".join(
+            f"seat {s} {100 * v:.1f}%" for s, v in enumerate(self.seat_win_share))
+            + f" (equal share {100 / n:.1f}%); {self.mean_decisions:.1f} decisions per game")
+        lines.append("wins: a shared win counts 1/k; rank: 1 = best, ties share; rating: OpenSkill Plackett-Luce "
+                     "ordinal = mu - 3 sigma")
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write ``results.json``, ``results.csv`` and (with matplotlib) ``ratings.png`` into
+        ``out_dir``; return the paths written by kind."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "results.json", "csv": out / "results.csv"}
+        paths["json"].write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        n = self.config["num_players"]
+        with paths["csv"].open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["participant", "spec", "games", "wins", "win_rate", "ci95_low", "ci95_high", "mean_score",
+                             "mean_rank", "rating_ordinal", "rating_mu", "rating_sigma"]
+                            + [f"win_rate_seat{s}" for s in range(n)])
+            for p, spec in zip(self.participants, self.config["agents"]):
+                writer.writerow([p["name"], spec, p["games"], p["wins"], p["win_rate"], *p["win_rate_ci95"],
+                                 p["mean_score"], p["mean_rank"], p["rating"]["ordinal"], p["rating"]["mu"],
+                                 p["rating"]["sigma"]] + ["" if v is None else v for v in p["seat_win_rate"]])
+        try:
+            plot_ratings(self, out / "ratings.png")
+            paths["png"] = out / "ratings.png"
+        except ImportError:
+            print("no ratings.png: matplotlib is not installed (pip install -e '.[tournament]')", file=sys.stderr)
+        return paths
+
+
+def plot_ratings(result: TournamentResult, path: str | Path) -> None:
+    """Draw the win rates (with 95% intervals) and the OpenSkill ratings per participant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = sorted(result.participants, key=lambda p: p["rating"]["ordinal"])
+    names = [p["name"] for p in order]
+    y = np.arange(len(order))
+    n = result.config["num_players"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 1.9 + 0.45 * len(order)), sharey=True)
+    rates = np.array([100 * p["win_rate"] for p in order])
+    lo = np.array([100 * p["win_rate_ci95"][0] for p in order])
+    hi = np.array([100 * p["win_rate_ci95"][1] for p in order])
+    ax1.barh(y, rates, color="tab:blue", alpha=0.7)
+    ax1.errorbar(rates, y, xerr=[np.maximum(rates - lo, 0), np.maximum(hi - rates, 0)], fmt="none", ecolor="black", capsize=4)
+    ax1.axvline(100 / n, color="gray", ls="--", lw=1, label=f"equal share ({100 / n:.0f}%)")
+    ax1.set_yticks(y, names)
+    ax1.set_xlabel("win rate, % (95% Wilson interval)")
+    ax1.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    mu = np.array([p["rating"]["mu"] for p in order])
+    sigma = np.array([p["rating"]["sigma"] for p in order])
+    ordinal = np.array([p["rating"]["ordinal"] for p in order])
+    ax2.errorbar(mu, y, xerr=3 * sigma, fmt="o", color="tab:orange", capsize=4, label="mu ± 3 sigma")
+    ax2.plot(ordinal, y, "k|", markersize=14, label="ordinal = mu - 3 sigma")
+    ax2.set_xlabel("OpenSkill Plackett-Luce rating")
+    ax2.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    for ax in (ax1, ax2):
+        ax.grid(True, axis="x", alpha=0.3)
+    c = result.config
+    fig.suptitle(f"Bali tournament: {n} players, {c['games']} games, seed {c['seed']}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------------------------- entry point
+def validate_agents(specs: Sequence[str]) -> None:
+    """Build every agent once; raise TournamentError naming the spec when one cannot be built."""
+    for spec in specs:
+        try:
+            make_agent(spec, seed=0)
+        except (ValueError, TypeError) as exc:
+            raise TournamentError(f"agent {spec!r}: {exc}") from exc
+
+
+def run_tournament(
+    agents: list[str],
+    num_players: int = 4,
+    games: int = 1000,
+    seed: int = 0,
+    workers: int = 2,
+    oracle: bool = False,
+    demon: bool = False,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> TournamentResult:
+    """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
+    docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
+    ``out_dir``, also write results.json, results.csv and ratings.png there. ``games`` is
+    rounded up to whole rotations. Raises TournamentError (a ValueError) for a bad setup."""
+    start = time.perf_counter()
+    specs = [str(s) for s in agents]
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    _check_sizes(len(specs), int(num_players))
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise TournamentError(f"workers must be a positive int, got {workers!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise TournamentError(f"batch_size must be a positive int, got {batch_size!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TournamentError(f"seed must be an int, got {seed!r}")
+    validate_agents(specs)
+    n, seed = int(num_players), int(seed)
+    total = rounded_games(games, len(specs), n)
+    workers = min(int(workers), total)
+    names = participant_names(specs)
+    config = {
+        "agents": specs,
+        "participants": names,
+        "num_players": n,
+        "games_requested": int(games),
+        "games": total,
+        "cycle_length": cycle_length(len(specs), n),
+        "seed": seed,
+        "game_seeds": f"game k is dealt from seed {seed} + k",
+        "workers": workers,
+        "batch_size": int(batch_size),
+        "oracle": bool(oracle),
+        "demon": bool(demon),
+        "lineup_scheme": LINEUP_SCHEME,
+    }
+    job = {"specs": specs, "num_players": n, "seed": seed, "oracle": bool(oracle), "demon": bool(demon),
+           "batch_size": int(batch_size)}
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total, unit="game", desc="tournament", disable=not progress, file=sys.stderr) as bar:
+        if workers == 1:
+            records = play_games(games=range(total), worker=0, on_finished=bar.update, **job)
+        else:
+            records = _play_parallel(job, workers, total, bar)
+    if len(records) != total or [r["game"] for r in records] != list(range(total)):
+        raise RuntimeError(f"expected records of games 0..{total - 1}, got {len(records)}")
+    stats = compute_stats(records, names, n)
+    named = [dict(r, lineup=[names[p] for p in r["lineup"]]) for r in records]
+    result = TournamentResult(config=config, participants=stats["participants"],
+                              seat_win_share=stats["seat_win_share"], mean_decisions=stats["mean_decisions"],
+                              games=named)
+    result.wall_time = time.perf_counter() - start
+    if out_dir is not None:
+        result.save(out_dir)
+    return result

@@ -1,0 +1,294 @@
+"""The tournament runner: BaliVectorEnv.reset_game, seat rotation, game k = deal seed + k,
+determinism, the statistics on hand-made records, the outputs and the ``bali tournament`` CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import bali_env
+from agents.base import Agent, register_agent
+from agents.tournament import (
+    TournamentError,
+    compute_stats,
+    cycle_length,
+    game_ranks,
+    lineup,
+    participant_names,
+    rounded_games,
+    run_tournament,
+    wilson_interval,
+)
+from bali_env.cli import main as cli_main
+from bali_env.vector import BaliVectorEnv
+
+
+class FirstLegal(Agent):
+    """Deterministic test agent: the lowest legal action id."""
+
+    name = "test_first"
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class LastLegal(Agent):
+    """Deterministic test agent: the highest legal action id."""
+
+    name = "test_last"
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[-1])
+
+
+register_agent("test_first", FirstLegal)
+register_agent("test_last", LastLegal)
+POLICIES = {"test_first": FirstLegal(), "test_last": LastLegal()}
+
+
+# ------------------------------------------------------------------------------------- reset_game
+@pytest.mark.parametrize("num_players,oracle,demon", [(2, False, False), (3, True, False), (4, True, True)])
+def test_reset_game_deals_what_the_aec_env_deals(num_players, oracle, demon):
+    env = BaliVectorEnv(3, num_players=num_players, oracle=oracle, demon=demon, seed=100)
+    env.reset()
+    others = [env.state_dict(0), env.state_dict(2)]
+    for s in (12345, -7, 2**70 + 3):
+        env.reset_game(1, s)
+        aec = bali_env.raw_env(num_players=num_players, oracle=oracle, demon=demon)
+        aec.reset(seed=s)
+        assert env.state_dict(1) == aec.state_dict()
+        seat = int(env.to_move[1])
+        view = aec.observe(f"player_{seat}")
+        np.testing.assert_array_equal(env.obs[1], view["observation"])
+        np.testing.assert_array_equal(env.action_masks[1], view["action_mask"])
+    assert [env.state_dict(0), env.state_dict(2)] == others  # the other games are untouched
+
+
+def test_reset_game_autoreset_continues_the_stream():
+    """After reset_game(i, s), game i's next deal is the AEC env's next seedless reset()."""
+    env = BaliVectorEnv(2, num_players=2, seed=0)
+    env.reset()
+    env.reset_game(0, 77)
+    while True:
+        acts = np.argmax(env.action_masks, axis=1)
+        _, _, term, _, _ = env.step(acts)
+        if term[0]:
+            break
+    aec = bali_env.raw_env(num_players=2)
+    aec.reset(seed=77)
+    aec.reset()
+    assert env.state_dict(0) == aec.state_dict()
+
+
+def test_reset_game_rejects_bad_index_and_seed():
+    env = BaliVectorEnv(2, num_players=2, seed=0)
+    env.reset()
+    with pytest.raises(IndexError):
+        env.reset_game(2, 0)
+    with pytest.raises(IndexError):
+        env.reset_game(-1, 0)
+    with pytest.raises(TypeError):
+        env.reset_game(0, 1.5)
+
+
+# ------------------------------------------------------------------------------------- lineups
+@pytest.mark.parametrize("m,n", [(2, 2), (3, 3), (4, 4), (3, 2), (5, 4), (6, 3), (5, 2)])
+def test_every_participant_plays_every_seat_equally(m, n):
+    cycle = cycle_length(m, n)
+    assert cycle == math.comb(m, n) * n
+    for cycles in (1, 3):
+        seats = Counter()
+        for k in range(cycle * cycles):
+            players = lineup(k, m, n)
+            assert len(players) == n and len(set(players)) == n
+            for s, p in enumerate(players):
+                seats[(p, s)] += 1
+        expected = cycles * math.comb(m - 1, n - 1)
+        assert seats == {(p, s): expected for p in range(m) for s in range(n)}
+
+
+def test_lineup_scheme_is_the_documented_one():
+    assert [lineup(k, 4, 4) for k in range(5)] == [(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2), (0, 1, 2, 3)]
+    # 3 participants, 2 seats: combinations (0,1), (0,2), (1,2), each in its 2 rotations
+    assert [lineup(k, 3, 2) for k in range(7)] == [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (0, 1)]
+
+
+def test_games_round_up_to_whole_rotations_and_too_few_participants_fail():
+    assert rounded_games(1000, 4, 4) == 1000
+    assert rounded_games(1001, 4, 4) == 1004
+    assert rounded_games(1, 5, 4) == 20
+    assert rounded_games(21, 5, 4) == 40
+    with pytest.raises(TournamentError, match="at least 4"):
+        cycle_length(2, 4)
+    with pytest.raises(TournamentError):
+        rounded_games(0, 2, 2)
+    with pytest.raises(TournamentError, match="at least 4"):
+        run_tournament(["random", "random"], num_players=4, games=4, workers=1, progress=False)
+
+
+def test_participant_names_number_repeated_specs():
+    assert participant_names(["greedy", "random", "random", "random"]) == ["greedy", "random#1", "random#2", "random#3"]
+    assert participant_names(["a", "b"]) == ["a", "b"]
+
+
+def test_rounded_tournament_is_seat_balanced():
+    result = run_tournament(["random"] * 3, num_players=2, games=5, seed=1, workers=1, progress=False)
+    assert result.config["games_requested"] == 5 and result.config["games"] == 6
+    assert "rounded up to 6" in result.table()
+    for p in result.participants:
+        assert p["games"] == 4 and p["seat_games"] == [2, 2]
+
+
+# ------------------------------------------------------------------------------------- game k = deal seed + k
+@pytest.mark.parametrize("specs,num_players", [(["test_first", "test_last"], 2),
+                                               (["test_first", "test_last", "test_first"], 2),
+                                               (["test_last", "test_first", "test_last", "test_first"], 3)])
+def test_recorded_games_replay_in_the_aec_env(specs, num_players):
+    """Deterministic agents: replaying game k from reset(seed=seed + k) with the recorded lineup
+    gives the recorded scores, winners and number of decisions (slots are refilled: batch 3)."""
+    seed = 40
+    result = run_tournament(specs, num_players=num_players, games=10, seed=seed, workers=1, progress=False,
+                            batch_size=3)
+    names = participant_names(specs)
+    spec_of = dict(zip(names, specs))
+    assert [g["game"] for g in result.games] == list(range(result.config["games"]))
+    for g in result.games:
+        k = g["game"]
+        assert g["seed"] == seed + k
+        assert g["lineup"] == [names[p] for p in lineup(k, len(specs), num_players)]
+        env = bali_env.raw_env(num_players=num_players)
+        env.reset(seed=g["seed"])
+        decisions = 0
+        while not all(env.terminations.values()):
+            seat = int(env.agent_selection.split("_")[1])
+            policy = POLICIES[spec_of[g["lineup"][seat]]]
+            env.step(policy.act(None, env.observe(env.agent_selection)["action_mask"]))
+            decisions += 1
+        final = env.state_dict()
+        assert (g["scores"], g["winners"], g["decisions"]) == (final["scores"], final["winners"], decisions)
+
+
+# ------------------------------------------------------------------------------------- determinism
+def test_same_seed_same_results_different_seed_different_results():
+    kw = dict(num_players=2, games=24, workers=1, progress=False, batch_size=8)
+    a = run_tournament(["random", "random"], seed=5, **kw).to_dict()
+    b = run_tournament(["random", "random"], seed=5, **kw).to_dict()
+    c = run_tournament(["random", "random"], seed=6, **kw).to_dict()
+    assert json.dumps(a) == json.dumps(b)
+    assert a["games"] != c["games"]
+
+
+def test_determinism_with_two_workers():
+    kw = dict(num_players=4, games=16, seed=9, progress=False)
+    a = run_tournament(["random"] * 5, workers=2, **kw).to_dict()
+    b = run_tournament(["random"] * 5, workers=2, **kw).to_dict()
+    assert json.dumps(a) == json.dumps(b)
+    assert a["config"]["workers"] == 2 and len(a["games"]) == 20
+    # the game list (deal seeds, lineups) does not depend on how games are split over workers
+    one = run_tournament(["random"] * 5, workers=1, **kw).to_dict()
+    assert [(g["seed"], g["lineup"]) for g in one["games"]] == [(g["seed"], g["lineup"]) for g in a["games"]]
+
+
+# ------------------------------------------------------------------------------------- statistics
+def test_wilson_interval_known_case():
+    z = 1.959963984540054
+    n, p = 10, 0.7
+    center = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    lo, hi = wilson_interval(7, 10)
+    assert lo == pytest.approx(center - half, abs=1e-12) and hi == pytest.approx(center + half, abs=1e-12)
+    assert (lo, hi) == (pytest.approx(0.3968, abs=1e-4), pytest.approx(0.8922, abs=1e-4))
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_game_ranks_share_ties():
+    assert game_ranks([10, 8, 8], [0]) == [1, 2.5, 2.5]
+    assert game_ranks([9, 9, 5], [0, 1]) == [1.5, 1.5, 3]
+    assert game_ranks([7, 7, 3], [1]) == [2, 1, 3]  # seat 1 won the tie-break on equal score
+    assert game_ranks([4, 6, 6, 1], [1, 2]) == [3, 1.5, 1.5, 4]
+
+
+RECORDS = [
+    {"game": 0, "lineup": [0, 1, 2], "scores": [10, 8, 8], "winners": [0], "decisions": 100},
+    {"game": 1, "lineup": [1, 2, 0], "scores": [9, 9, 5], "winners": [0, 1], "decisions": 110},
+    {"game": 2, "lineup": [2, 0, 1], "scores": [7, 7, 3], "winners": [1], "decisions": 120},
+]
+
+
+def test_statistics_on_hand_made_records():
+    stats = compute_stats(RECORDS, ["a", "b", "c"], 3)
+    a, b, c = stats["participants"]
+    assert (a["wins"], b["wins"], c["wins"]) == (2, 0.5, 0.5)  # the shared win counts 1/2 each
+    assert [p["games"] for p in (a, b, c)] == [3, 3, 3]
+    assert a["win_rate"] == pytest.approx(2 / 3)
+    assert a["win_rate_ci95"] == pytest.approx(list(wilson_interval(2, 3)))
+    assert (a["mean_rank"], b["mean_rank"], c["mean_rank"]) == (pytest.approx(5 / 3), pytest.approx(7 / 3),
+                                                                pytest.approx(2.0))
+    assert (a["mean_score"], b["mean_score"], c["mean_score"]) == (pytest.approx(22 / 3), pytest.approx(20 / 3),
+                                                                   pytest.approx(8.0))
+    assert a["seat_win_rate"] == [1.0, 1.0, 0.0] and c["seat_win_rate"] == [0.0, 0.5, 0.0]
+    assert stats["seat_win_share"] == pytest.approx([0.5, 0.5, 0.0])
+    assert stats["mean_decisions"] == pytest.approx(110)
+    # the ratings: OpenSkill Plackett-Luce updated in game order with those ranks
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    r = [model.rating() for _ in range(3)]
+    for rec in RECORDS:
+        new = model.rate([[r[p]] for p in rec["lineup"]], ranks=game_ranks(rec["scores"], rec["winners"]))
+        for team, p in zip(new, rec["lineup"]):
+            r[p] = team[0]
+    for p, stat in enumerate((a, b, c)):
+        assert stat["rating"]["mu"] == pytest.approx(r[p].mu)
+        assert stat["rating"]["ordinal"] == pytest.approx(r[p].ordinal())
+    assert a["rating"]["ordinal"] > max(b["rating"]["ordinal"], c["rating"]["ordinal"])
+    # records are processed in game order whatever order they come in; names work as lineups
+    shuffled = [dict(rec, lineup=[["a", "b", "c"][p] for p in rec["lineup"]]) for rec in RECORDS[::-1]]
+    assert compute_stats(shuffled, ["a", "b", "c"], 3) == stats
+
+
+# ------------------------------------------------------------------------------------- outputs and CLI
+def test_cli_end_to_end_writes_the_outputs(tmp_path, capsys):
+    out = tmp_path / "t"
+    rc = cli_main(["tournament", "--agents", "random", "random", "--players", "2", "--games", "8", "--seed", "3",
+                   "--workers", "1", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "random#1" in text and "random#2" in text and "95% CI" in text
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["config"]["games"] == 8 and doc["config"]["seed"] == 3
+    assert [g["seed"] for g in doc["games"]] == [3 + k for k in range(8)]
+    assert all(sorted(g["lineup"]) == ["random#1", "random#2"] for g in doc["games"])
+    assert sum(p["wins"] for p in doc["participants"]) == pytest.approx(8)
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [r["participant"] for r in rows] == ["random#1", "random#2"]
+    assert float(rows[0]["wins"]) + float(rows[1]["wins"]) == pytest.approx(8)
+    assert (out / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_variants_and_run_tournament_out_dir(tmp_path):
+    result = run_tournament(["random"] * 3, num_players=3, games=3, seed=2, workers=1, oracle=True, demon=True,
+                            out_dir=tmp_path, progress=False)
+    assert result.config["oracle"] and result.config["demon"]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc == json.loads(json.dumps(result.to_dict()))
+    assert len(doc["games"]) == 3
+
+
+def test_cli_errors_exit_2(tmp_path, capsys):
+    rc = cli_main(["tournament", "--agents", "nosuchagent", "random", "--players", "2", "--games", "2",
+                   "--workers", "1", "--out", str(tmp_path), "--no-progress"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "nosuchagent" in err and "random" in err and "known" in err
+    assert cli_main(["tournament", "--agents", "random", "--players", "2", "--out", str(tmp_path)]) == 2
+    assert not (tmp_path / "results.json").exists()
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["tournament", "--agents", "random", "random", "--players", "5"])
+    assert exc.value.code == 2
