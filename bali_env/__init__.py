@@ -4,11 +4,18 @@ engine is the Numba core in ``bali_env.core``."""
 
 from __future__ import annotations
 
-from . import core
-from .bali_v0 import env, raw_env
-from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, action_to_str, state_dict
-from .core import N_ACTIONS, OBS_DIM, observation_slot_names
-from .view import ObservationView, decode_observation
+import os
+
+# Numba's OpenMP threads busy-wait between parallel regions by default; on a shared or small
+# machine that spinning starves the other thread and a batched step can run 10-100x slower.
+# Passive waiting is set before the OpenMP runtime starts (a value you set yourself wins).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import core  # noqa: E402
+from .bali_v0 import env, raw_env  # noqa: E402
+from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, action_to_str, state_dict  # noqa: E402
+from .core import N_ACTIONS, OBS_DIM, observation_slot_names  # noqa: E402
+from .view import ObservationView, decode_observation  # noqa: E402
 
 __version__ = "0.1.0"
 
