@@ -1,6 +1,6 @@
 """The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
-ratings), ``bali bench`` (speed benchmarks against the anchors) and ``bali demo`` (play seeded
-random games and print the final table)."""
+ratings), ``bali train`` (MaskablePPO with self-play), ``bali bench`` (speed benchmarks against
+the anchors) and ``bali demo`` (play seeded random games and print the final table)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     commands = {
         "tournament": "seat-rotated tournament between agents (win rates, ratings)",
+        "train": "train an agent with MaskablePPO and self-play (needs the train extra)",
         "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
         "demo": "play seeded random games",
     }
@@ -101,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[0] == "tournament":
         return _tournament(argv[1:])
+    if argv[0] == "train":
+        try:
+            from training.train import main as train_main
+        except ImportError as exc:
+            print(f"bali train needs the train extra (pip install torch==2.13.0 && pip install -e '.[train]'): {exc}")
+            return 2
+        return train_main(argv[1:])
     return _demo(argv[1:])
 
 
