@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from .base import register_agent
+from .greedy import GreedyAgent
 from .random_agent import RandomAgent
 
 register_agent("random", RandomAgent)
+register_agent("greedy", GreedyAgent)
 
 
 def _mcts(**kwargs):
@@ -15,3 +17,12 @@ def _mcts(**kwargs):
 
 
 register_agent("mcts", _mcts)
+
+
+def _sb3(path: str, seed=None, **kwargs):
+    from .sb3_agent import SB3Agent
+
+    return SB3Agent(path=path, seed=seed, **kwargs)
+
+
+register_agent("sb3", _sb3)
