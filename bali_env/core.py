@@ -14,6 +14,11 @@ it; the public kernels are
   applied, 1 when the action is illegal (the state is then untouched).
 - ``observe(state, seat, obs, mask)``: one player's observation (section 5) and mask.
 - ``altar_values(counts)``, ``final_scores(state, out)``: the final scoring.
+- ``batch_reset``, ``batch_step_parallel``/``batch_step_serial``: the batched environment (one
+  call steps N games, writes observations, masks, rewards; finished games are dealt anew).
+- ``rollout_states``, ``rollout_new_games``: whole games with the uniform random policy.
+- ``determinize(obs, rng, state)``: a full state consistent with one observation (hidden parts
+  sampled), and ``ismcts_iterate``: the search agent's information-set MCTS.
 
 All kernels are compiled with Numba's on-disk cache (``cache=True``). Everything lives in this
 single file on purpose: Numba's cache only notices changes to the file a kernel is defined in.
