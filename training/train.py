@@ -5,16 +5,16 @@
 The learner plays one seat of every game (rotating over the seats); the other seats are
 opponents drawn, per game, from a pool: ``random``, ``greedy`` and ``self`` (frozen copies of the
 learner's past policies, a new snapshot every ``--snapshot-every`` steps, the oldest dropped past
-``--pool-size``). ``--opponents random:1,greedy:2,self:2`` sets the weights. Every
+``--pool-size``). ``--opponents random:1,greedy:3,self:1`` (the default) sets the weights. Every
 ``--eval-every`` steps the current policy is saved (``checkpoints/``) and evaluated against
 random and greedy with the tournament code (``agents.tournament``); the win rates go to
 ``eval.csv``, TensorBoard (``tb/``) and ``learning_curve.png``. Training metrics go to
 ``progress.csv`` and TensorBoard. The run ends after ``--steps`` env steps or ``--minutes`` of
 wall time, whichever comes first, then saves ``final.zip`` and evaluates it once more.
 
-Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [2e6],
-minutes [0 = no limit], envs [64 games in the batched env], opponents [random:1,greedy:2,self:2],
-pool-size [6], snapshot-every [100k], eval-every [200k], eval-games [200], final-eval-games
+Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
+minutes [0 = no limit], envs [64 games in the batched env], opponents [random:1,greedy:3,self:1],
+pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
 [1000], seed [0], out [runs/bali], lr [3e-4], net [256,256], n-steps [128], batch-size [2048],
 epochs [4], gamma [0.997], ent-coef [0.01].
 """
@@ -38,13 +38,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--oracle", action="store_true")
     p.add_argument("--demon", action="store_true")
-    p.add_argument("--steps", type=float, default=2e6, help="total learner env steps")
+    p.add_argument("--steps", type=float, default=1e8, help="total learner env steps")
     p.add_argument("--minutes", type=float, default=0.0, help="wall-clock limit (0: none)")
     p.add_argument("--envs", type=int, default=64, help="games stepped together in the batched env")
-    p.add_argument("--opponents", default="random:1,greedy:2,self:2", help="opponent kinds with weights")
+    p.add_argument("--opponents", default="random:1,greedy:3,self:1", help="opponent kinds with weights")
     p.add_argument("--pool-size", type=int, default=6, help="frozen self-play snapshots kept")
     p.add_argument("--snapshot-every", type=float, default=1e5)
-    p.add_argument("--eval-every", type=float, default=2e5)
+    p.add_argument("--eval-every", type=float, default=1e6)
     p.add_argument("--eval-games", type=int, default=200)
     p.add_argument("--final-eval-games", type=int, default=1000)
     p.add_argument("--eval-workers", type=int, default=1)
