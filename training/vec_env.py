@@ -76,6 +76,7 @@ class BaliSB3VecEnv(VecEnv):
         self.pool = pool
         self.num_players = num_players
         obs_space = gymnasium.spaces.Box(low=0.0, high=C.OBS_HIGH, dtype=np.float32)
+        self.render_mode = None  # nothing to render (SB3 asks for the attribute)
         super().__init__(num_envs, obs_space, gymnasium.spaces.Discrete(C.N_ACTIONS))
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
         self.seat_opponent = np.zeros((num_envs, num_players), dtype=np.int64)  # pool index per seat
