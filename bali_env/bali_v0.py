@@ -207,6 +207,9 @@ class raw_env(AECEnv):
         deck, starters, altar = parse_options(options, self.num_players, self.oracle)
         if seed is not None:
             self._seed_stream[0] = seed_to_uint64(seed)
+        self._reset_seed = int(self._seed_stream[0])  # reset(seed=this) deals this game again
+        self._options = {k: v for k, v in (options or {}).items() if k in ("deck", "starter_sets", "altar") and v is not None}
+        self._actions: list[int] = []
         self._deal_seed = int(C.next_deal_seed(self._seed_stream))
         C.init_game(self._state, self.num_players, self.oracle, self.demon, np.uint64(self._deal_seed), deck, starters, altar)
         self.agents = self.possible_agents[:]
@@ -232,6 +235,7 @@ class raw_env(AECEnv):
         if C.step_checked(self._state, a) != 0:
             self._illegal(agent, a)
             return
+        self._actions.append(a)
         self._cumulative_rewards[agent] = 0.0
         if self._state[C.S_PHASE] == C.PH_GAME_OVER:
             self._finish()
@@ -289,6 +293,13 @@ class raw_env(AECEnv):
             return []
         C.legal_mask(self._state, self._mask)
         return [int(i) for i in np.flatnonzero(self._mask)]
+
+    def game_record(self, agents: list[str] | None = None) -> dict[str, Any]:
+        """This game as a JSON-serialisable record (``bali_env.records``): the seed and options
+        that deal it again, every action so far, and the final scores once it is over."""
+        from .records import make_record
+
+        return make_record(self, agents)
 
     @staticmethod
     def action_to_str(action: int) -> str:
