@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     commands = {
         "tournament": "seat-rotated tournament between agents (win rates, ratings)",
+        "replay": "step through a saved game record (forward/back, optionally one player's view)",
         "train": "train an agent with MaskablePPO and self-play (needs the train extra)",
         "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
         "demo": "play seeded random games",
@@ -102,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[0] == "tournament":
         return _tournament(argv[1:])
+    if argv[0] == "replay":
+        from .replay import run
+
+        return run(argv[1:])
     if argv[0] == "train":
         try:
             from training.train import main as train_main

@@ -1,0 +1,98 @@
+"""Game records and ``bali replay``: records of AEC games save, load and replay to their scores;
+a tampered or malformed file is refused with a clear message; the viewer steps forward and back."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import bali_env
+from bali_env.records import load_record, replay_states, save_record, validate_record
+from bali_env.replay import run
+
+
+def _finished_record(seed=3, n=3, oracle=True, demon=False, reset_seed=True):
+    env = bali_env.raw_env(num_players=n, oracle=oracle, demon=demon)
+    if reset_seed:
+        env.reset(seed=seed)
+    else:
+        env.reset(seed=seed)
+        env.reset()  # the second game of the stream: the record must still deal it again
+    rng = np.random.default_rng(seed)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(env.legal_actions())))
+    return env.game_record(["random"] * n), env.state_dict()
+
+
+@pytest.mark.parametrize("reset_seed", [True, False])
+def test_record_round_trip_replays_to_the_same_game(tmp_path, reset_seed):
+    """save -> load -> replay gives the very same final state (also for a seedless reset)."""
+    record, final = _finished_record(reset_seed=reset_seed)
+    path = save_record(record, tmp_path / "game.json")
+    loaded = load_record(path)
+    assert loaded["final_scores"] == final["scores"] and loaded["winners"] == final["winners"]
+    assert validate_record(loaded).state_dict() == final
+    positions = replay_states(loaded)
+    assert len(positions) == len(record["actions"]) + 1
+    assert positions[-1].state_dict() == final
+
+
+def test_record_with_options_replays(tmp_path):
+    """A game dealt from reset options records them and replays from them."""
+    deck = [0] * 12 + [1] * 9 + [2] * 9 + [3] * 5 + [4] * 5 + [5] * 5 + [6] * 5
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=1, options={"deck": deck, "starter_sets": [3, 1]})
+    rng = np.random.default_rng(0)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(env.legal_actions())))
+    record = env.game_record()
+    assert record["options"]["starter_sets"] == [3, 1]
+    assert load_record(save_record(record, tmp_path / "g.json"))["final_scores"] == env.state_dict()["scores"]
+
+
+@pytest.mark.parametrize(
+    "tamper,message",
+    [
+        (lambda r: r["final_scores"].__setitem__(0, r["final_scores"][0] + 1), "does not replay to its result"),
+        (lambda r: r["actions"].__setitem__(0, 29), "does not replay"),
+        (lambda r: r["actions"].append(4), "game ended"),
+        (lambda r: r.__setitem__("version", 99), "version"),
+        (lambda r: r.__setitem__("num_players", 5), "num_players"),
+        (lambda r: r.__setitem__("seed", "x"), "seed"),
+    ],
+)
+def test_bad_records_are_refused(tmp_path, tamper, message):
+    """A record that does not replay to its recorded result, or is malformed, is refused."""
+    record, _ = _finished_record()
+    tamper(record)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=message):
+        load_record(path)
+    out = []
+    assert run([str(path)], print_fn=out.append) == 2
+    assert "refusing" in out[0]
+
+
+def test_replay_viewer_steps_forward_and_back(tmp_path):
+    """Scripted keys: next, next, previous, jump, end, quit; frames show the step and the move."""
+    record, final = _finished_record(n=2, oracle=False)
+    path = save_record(record, tmp_path / "g.json")
+    keys = iter(["n", "n", "p", "5", "e", "q"])
+    out = []
+    assert run([str(path)], input_fn=lambda _: next(keys), print_fn=out.append) == 0
+    headers = [o.splitlines()[0] for o in out]
+    last = len(record["actions"])
+    assert headers == [f"--- step {i}/{last} ---" for i in (0, 1, 2, 1, 5, last)]
+    assert bali_env.action_to_str(record["actions"][0]) in out[1]
+    assert f"final scores {final['scores']}" in out[-1]
+
+
+def test_replay_all_prints_every_step(tmp_path):
+    """--all prints one frame per position and exits."""
+    record, _ = _finished_record(n=2, oracle=False)
+    out = []
+    assert run([str(save_record(record, tmp_path / "g.json")), "--all"], print_fn=out.append) == 0
+    assert len(out) == len(record["actions"]) + 1
