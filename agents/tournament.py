@@ -174,6 +174,7 @@ def play_games(
     worker: int = 0,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_finished: Callable[[int], None] | None = None,
+    keep_actions: bool = False,
 ) -> list[dict[str, Any]]:
     """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
     record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
@@ -193,6 +194,7 @@ def play_games(
     slot_game = np.full(b_size, -1, dtype=np.int64)
     slot_lineup = np.zeros((b_size, n), dtype=np.int64)
     slot_steps = np.zeros(b_size, dtype=np.int64)
+    slot_actions: list[list[int]] = [[] for _ in range(b_size)]  # with keep_actions: for game records
     rows_all = np.arange(b_size)
     pending = iter(games)
 
@@ -205,6 +207,7 @@ def play_games(
         slot_game[b] = k
         slot_lineup[b] = lineup(k, m, n)
         slot_steps[b] = 0
+        slot_actions[b] = []
 
     for b in range(b_size):
         load(b)
@@ -231,6 +234,9 @@ def play_games(
             p = int(movers[b])
             raise RuntimeError(f"agent {specs[p]!r} chose illegal action {int(actions[b])} in game {int(slot_game[b])} "
                                f"(legal: {np.flatnonzero(masks[b]).tolist()})")
+        if keep_actions:
+            for b in np.flatnonzero(active):
+                slot_actions[b].append(int(actions[b]))
         _, _, terminated, _, info = env.step(actions)
         slot_steps[active] += 1
         ended = np.flatnonzero(terminated & active)
@@ -243,6 +249,8 @@ def play_games(
                 "winners": [int(q) for q in np.flatnonzero(info["winners"][b])],
                 "decisions": int(slot_steps[b]),
             })
+            if keep_actions:
+                records[-1]["actions"] = slot_actions[b]
         for b in ended:
             load(int(b))
         if len(ended) and on_finished is not None:
@@ -541,11 +549,14 @@ def run_tournament(
     out_dir: str | Path | None = None,
     progress: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    save_records: bool = False,
 ) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
     docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
-    ``out_dir``, also write results.json, results.csv and ratings.png there. ``games`` is
-    rounded up to whole rotations. Raises TournamentError (a ValueError) for a bad setup."""
+    ``out_dir``, also write results.json, results.csv and ratings.png there, and with
+    ``save_records`` every game as a replayable record (``bali_env.records``) in
+    ``out_dir/records/``. ``games`` is rounded up to whole rotations. Raises TournamentError (a
+    ValueError) for a bad setup."""
     start = time.perf_counter()
     specs = [str(s) for s in agents]
     if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
@@ -558,6 +569,8 @@ def run_tournament(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TournamentError(f"seed must be an int, got {seed!r}")
     validate_agents(specs)
+    if save_records and out_dir is None:
+        raise TournamentError("save_records needs out_dir (the records go to out_dir/records/)")
     n, seed = int(num_players), int(seed)
     total = rounded_games(games, len(specs), n)
     workers = min(int(workers), total)
@@ -578,7 +591,7 @@ def run_tournament(
         "lineup_scheme": LINEUP_SCHEME,
     }
     job = {"specs": specs, "num_players": n, "seed": seed, "oracle": bool(oracle), "demon": bool(demon),
-           "batch_size": int(batch_size)}
+           "batch_size": int(batch_size), "keep_actions": bool(save_records)}
     from tqdm.auto import tqdm
 
     with tqdm(total=total, unit="game", desc="tournament", disable=not progress, file=sys.stderr) as bar:
@@ -589,6 +602,13 @@ def run_tournament(
     if len(records) != total or [r["game"] for r in records] != list(range(total)):
         raise RuntimeError(f"expected records of games 0..{total - 1}, got {len(records)}")
     stats = compute_stats(records, names, n)
+    if save_records:
+        from bali_env.records import new_record, save_record
+
+        for r in records:
+            rec = new_record(n, oracle, demon, r["seed"], r.pop("actions"), r["scores"], r["winners"],
+                             [names[p] for p in r["lineup"]])
+            save_record(rec, Path(out_dir) / "records" / f"game_{r['game']:05d}.json")
     named = [dict(r, lineup=[names[p] for p in r["lineup"]]) for r in records]
     result = TournamentResult(config=config, participants=stats["participants"],
                               seat_win_share=stats["seat_win_share"], mean_decisions=stats["mean_decisions"],

@@ -67,11 +67,13 @@ def _tournament(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/tournament"),
                         help="output directory for results.json/.csv and ratings.png (default results/tournament)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
     args = parser.parse_args(argv)
     try:
         result = run_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
                                 workers=args.workers, oracle=args.oracle, demon=args.demon, out_dir=args.out,
-                                progress=not args.no_progress, batch_size=args.batch_size)
+                                progress=not args.no_progress, batch_size=args.batch_size,
+                                save_records=args.save_records)
     except TournamentError as exc:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "train": "train an agent with MaskablePPO and self-play (needs the train extra)",
         "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
         "demo": "play seeded random games",
+        "play": "play a game in the terminal against bots",
     }
     if not argv or argv[0] not in commands:
         print("usage: bali {" + ",".join(commands) + "} [options]\n")
@@ -101,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_main(argv[1:])
         return 0
+    if argv[0] == "play":
+        from .play import main as play_main
+
+        return play_main(argv[1:])
     if argv[0] == "tournament":
         return _tournament(argv[1:])
     if argv[0] == "replay":

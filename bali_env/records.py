@@ -26,22 +26,30 @@ FORMAT = "bali-env game record"
 VERSION = 1
 
 
-def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
-    """The record of the game an AEC ``raw_env`` is playing (or has finished)."""
-    s = env.state_dict()
+def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: list[int],
+               final_scores: list[int] | None, winners: list[int] | None, agents: list[str] | None = None,
+               options: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """A record from its parts (``seed``: the AEC ``reset(seed=...)`` that deals the game)."""
     return {
         "format": FORMAT,
         "version": VERSION,
         "env": "bali_v0",
-        "num_players": env.num_players,
-        "variants": {"oracle": env.oracle, "demon": env.demon},
-        "seed": env._reset_seed,
-        "options": {k: [int(x) for x in v] for k, v in env._options.items()},
+        "num_players": int(num_players),
+        "variants": {"oracle": bool(oracle), "demon": bool(demon)},
+        "seed": int(seed),
+        "options": options or {},
         "agents": list(agents) if agents is not None else None,
-        "actions": list(env._actions),
-        "final_scores": s["scores"],
-        "winners": s["winners"],
+        "actions": [int(a) for a in actions],
+        "final_scores": final_scores,
+        "winners": winners,
     }
+
+
+def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
+    """The record of the game an AEC ``raw_env`` is playing (or has finished)."""
+    s = env.state_dict()
+    return new_record(env.num_players, env.oracle, env.demon, env._reset_seed, env._actions, s["scores"],
+                      s["winners"], agents, {k: [int(x) for x in v] for k, v in env._options.items()})
 
 
 def save_record(record: dict[str, Any], path: str | Path) -> Path:

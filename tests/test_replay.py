@@ -96,3 +96,21 @@ def test_replay_all_prints_every_step(tmp_path):
     out = []
     assert run([str(save_record(record, tmp_path / "g.json")), "--all"], print_fn=out.append) == 0
     assert len(out) == len(record["actions"]) + 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_tournament_saves_replayable_records(tmp_path, workers):
+    """--save-records: one record per game, each replaying (in the AEC env) to the tournament's
+    own result for that game, with the lineup as the agents."""
+    from agents.tournament import run_tournament
+
+    result = run_tournament(["greedy", "random"], num_players=2, games=6, seed=9, workers=workers,
+                            out_dir=tmp_path, progress=False, save_records=True)
+    files = sorted((tmp_path / "records").glob("game_*.json"))
+    assert len(files) == 6
+    for f, game in zip(files, result.games):
+        record = load_record(f)
+        assert record["seed"] == 9 + game["game"]
+        assert record["final_scores"] == game["scores"] and record["winners"] == game["winners"]
+        assert record["agents"] == game["lineup"]
+        assert "actions" not in game
