@@ -1,0 +1,387 @@
+"""``bali play``: a terminal game of Bali for one human against bots.
+
+The human takes one seat, bots built with ``agents.base.make_agent`` (``random``, ``greedy``,
+``mcts``, ``mcts:sims=200``, ``sb3:model.zip``) fill the others. Everything shown during the game
+is built from the human's own observation only (``decode_observation``), so the display shows
+exactly what that player may know (RULES.md section 5): never the deck order, the category of
+face-down altar cards the human did not see, or another player's exact offering cards once they
+became uncertain. Bot moves are announced in the same spirit: a face-down offering is shown as
+"offer a card face down" and an oracle take as "oracle: take a card". Only after the game is over,
+when everything is revealed, does the final scoring read the true state.
+
+``play_game`` is the testable core (input and output are injectable); ``main`` is the CLI
+(``bali play --players 3 --opponents greedy mcts [--oracle] [--demon] [--seed N] [--seat K]
+[--save FILE]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES
+from .view import ObservationView, decode_observation
+
+__all__ = [
+    "PlayError",
+    "build_opponents",
+    "describe_bot_move",
+    "explain_final_scoring",
+    "main",
+    "parse_choice",
+    "play_game",
+    "render_view",
+]
+
+_DECISION_TEXT = {
+    "take_offering": "phase 1: take an offering card (pay stones) or pass",
+    "play": "phase 2a: play cards from your hand",
+    "offer_face_up": "phase 2b: put one of your offering cards face up on the altar",
+    "offer_face_down": "phase 2b: put one of your offering cards FACE DOWN on the altar",
+    "offer_supply": "phase 2b: put a supply card face up on the altar",
+    "refill": "phase 3: take the first card of a market column",
+    "oracle": "oracle: take one of the peeked altar cards, or none",
+    "shrine_reward": "phase 4: shrine scoring, take stones or VP",
+    "farmer_choice": "phase 4: the scored category is empty, choose another",
+    "game_over": "game over",
+}
+
+HELP_TEXT = """How to answer:
+  1, 2, 3 ...      the key shown in front of a legal action
+  #29              an action id (RULES.md section 6), if it is legal now
+  take col         a unique prefix of a legal action's name (case does not matter)
+  t / table        show the table again
+  ? / help         this help
+  q / quit         leave the game
+The market shows each column in take order; the card marked * is the one you would take.
+Others' offering cards: an exact count, or "a-b" (at least a, at most b) once they are uncertain."""
+
+
+class PlayError(ValueError):
+    """A bad ``bali play`` setup (unknown agent spec, bad seat...): the CLI exits with code 2."""
+
+
+class _Quit(Exception):
+    """The human left the game (``q``, end of input or Ctrl-C)."""
+
+
+# ---------------------------------------------------------------------------- set-up
+def build_opponents(num_players: int, seat: int, opponents: list[str], seed: int) -> dict[int, tuple[str, Any]]:
+    """Map every non-human seat to ``(spec, agent)``: the specs fill the other seats in order,
+    cycling when there are fewer specs than seats. Raises ``PlayError`` with a friendly message."""
+    if num_players not in (2, 3, 4):
+        raise PlayError(f"--players must be 2, 3 or 4, got {num_players}")
+    if not 0 <= seat < num_players:
+        raise PlayError(f"--seat must be 0..{num_players - 1} for {num_players} players, got {seat}")
+    if not opponents:
+        raise PlayError("name at least one opponent, e.g. --opponents greedy")
+    from agents.base import make_agent
+
+    bots: dict[int, tuple[str, Any]] = {}
+    others = [q for q in range(num_players) if q != seat]
+    for i, q in enumerate(others):
+        spec = opponents[i % len(opponents)]
+        try:
+            bots[q] = (spec, make_agent(spec, seed=seed + q))
+        except Exception as exc:  # noqa: BLE001  (unknown kind, bad setting, missing model file or extra)
+            raise PlayError(f"cannot build opponent {spec!r}: {exc}. "
+                            "Try random, greedy, mcts, mcts:sims=200 or sb3:path/to/model.zip") from None
+    return bots
+
+
+def _labels(num_players: int, seat: int, bots: dict[int, tuple[str, Any]]) -> list[str]:
+    return [f"player_{q} (you)" if q == seat else f"player_{q} ({bots[q][0]})" for q in range(num_players)]
+
+
+# ---------------------------------------------------------------------------- display
+def _cards(row: np.ndarray) -> str:
+    parts = [f"{int(v)} {CARD_NAMES[k]}" for k, v in enumerate(row) if v]
+    return ", ".join(parts) if parts else "-"
+
+
+def _offerings(view: ObservationView, r: int) -> str:
+    lo, hi, total = view.offerings_min[r], view.offerings_max[r], int(view.offerings_total[r])
+    parts = []
+    for c in range(4):
+        a, b = int(lo[c]), int(hi[c])
+        parts.append(f"{CATEGORY_NAMES[c]} {a}" if a == b else f"{CATEGORY_NAMES[c]} {a}-{b}")
+    exact = bool(np.array_equal(lo, hi))
+    tail = "" if exact else " (at least-at most)"
+    return f"{total} cards: " + ", ".join(parts) + tail
+
+
+def render_view(view: ObservationView, seat: int, labels: list[str]) -> str:
+    """The table as seen by the player in absolute ``seat``, built only from that player's
+    decoded observation ``view`` (relative seats are turned back into ``labels[absolute]``)."""
+    n = view.num_players
+
+    def name(rel: int) -> str:
+        return labels[(seat + rel) % n]
+
+    variants = [v for v, on in (("oracle", view.oracle), ("demon", view.demon)) if on]
+    lines = [f"=== Bali, {n} players{' (' + ', '.join(variants) + ')' if variants else ''} | you are player_{seat} ==="]
+    if view.decision == "game_over":
+        lines.append("The game is over.")
+    else:
+        lines.append(f"Active: {name(view.active)} | to decide: {name(view.to_move)}: {_DECISION_TEXT[view.decision]}")
+    lines.append("Market (take order, * = first takeable card):")
+    for col, cards in enumerate(view.market):
+        demon = " [demon: no take]" if view.demon_column == col else ""
+        text = ", ".join(("*" if j == 0 else "") + CARD_NAMES[k] for j, k in enumerate(cards)) or "(empty)"
+        lines.append(f"  column {col}{demon}: {text}")
+    lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
+                 + f" | deck: {view.deck_size} cards")
+    known = ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c])
+    top = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(c)] if c >= 0 else '?'}"
+                    for d, c in enumerate(view.altar_top) if d < view.altar_size)
+    altar = f"Altar: {view.altar_size} cards"
+    if view.altar_size:
+        altar += f" | known: {known or 'none'} | unknown: {view.altar_unknown} | top (0 = top): {top}"
+    lines.append(altar)
+    if view.decision == "oracle" and view.to_move == 0:
+        window = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(view.altar_top[d])] if view.altar_top[d] >= 0 else '?'}"
+                           for d in range(view.oracle_window))
+        lines.append(f"Oracle: you peek at the top {view.oracle_window} altar cards: {window} "
+                     f"({view.peeks_owed} peek(s) owed, this one included)")
+    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice"):
+        bonus = " (majority bonus)" if view.scoring_bonus else ""
+        what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
+        lines.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
+                     f"{view.scoring_amount} {what}{bonus}")
+    lines.append("Players (hands are public):")
+    for q in range(n):
+        r = (q - seat) % n
+        mark = ">" if view.decision != "game_over" and r == view.to_move else " "
+        act = " [active]" if view.decision != "game_over" and r == view.active else ""
+        lines.append(f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}")
+        lines.append(f"     hand:      {_cards(view.hands[r])}")
+        lines.append(f"     tableau:   {_cards(view.tableaus[r])}")
+        lines.append(f"     offerings: {_offerings(view, r)}")
+    return "\n".join(lines)
+
+
+def describe_bot_move(decision: str, action: int) -> str:
+    """What every other player sees of a move: the action's name, except that a face-down
+    offering hides its category and an oracle take hides which card was taken."""
+    if decision == "offer_face_down":
+        return "offer a card face down"
+    if decision == "oracle" and 33 <= action <= 36:
+        return "oracle: take a card"
+    return ACTION_NAMES[action]
+
+
+# ---------------------------------------------------------------------------- input
+def parse_choice(text: str, legal: list[int]) -> int | str:
+    """Turn one line of input into a legal action id, or a command: ``"help"``, ``"quit"``,
+    ``"table"``. Raises ``ValueError`` with a hint for anything else."""
+    t = text.strip().lower()
+    if not t:
+        raise ValueError(f"type a key 1..{len(legal)}, #id, a name prefix, ? for help or q to quit")
+    if t in ("?", "h", "help"):
+        return "help"
+    if t in ("q", "quit", "exit"):
+        return "quit"
+    if t in ("t", "table"):
+        return "table"
+    if t.isdigit():
+        k = int(t)
+        if 1 <= k <= len(legal):
+            return legal[k - 1]
+        raise ValueError(f"no key {k}: choose 1..{len(legal)}")
+    if t.startswith("#"):
+        body = t[1:].strip()
+        if not body.isdigit():
+            raise ValueError("after # give an action id, e.g. #" + str(legal[0]))
+        a = int(body)
+        if a in legal:
+            return a
+        if not 0 <= a < len(ACTION_NAMES):
+            raise ValueError(f"#{a} is not an action id (0..{len(ACTION_NAMES) - 1})")
+        raise ValueError(f"#{a} ({ACTION_NAMES[a]}) is not legal now; legal ids: "
+                         + ", ".join(f"#{x}" for x in legal))
+    exact = [a for a in legal if ACTION_NAMES[a].lower() == t]
+    if exact:
+        return exact[0]
+    matches = [a for a in legal if ACTION_NAMES[a].lower().startswith(t)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ValueError(f"{text.strip()!r} matches several actions: "
+                         + ", ".join(ACTION_NAMES[a] for a in matches) + "; type more or use the key")
+    raise ValueError(f"{text.strip()!r} is not a legal action; type a key 1..{len(legal)} or ? for help")
+
+
+def _menu(legal: list[int]) -> str:
+    return "\n".join(f"  {k}) {ACTION_NAMES[a]}  [#{a}]" for k, a in enumerate(legal, 1))
+
+
+def _ask(legal: list[int], table: str, input_fn: Callable[[str], str], print_fn: Callable[..., None]) -> int:
+    print_fn("Your options:\n" + _menu(legal))
+    while True:
+        try:
+            line = input_fn("your choice> ")
+        except EOFError:
+            raise _Quit("end of input: leaving the game") from None
+        except KeyboardInterrupt:
+            raise _Quit("interrupted: leaving the game") from None
+        if line is None:
+            raise _Quit("end of input: leaving the game")
+        try:
+            choice = parse_choice(str(line), legal)
+        except ValueError as exc:
+            print_fn(f"hint: {exc}")
+            continue
+        if choice == "help":
+            print_fn(HELP_TEXT)
+            print_fn("Your options:\n" + _menu(legal))
+        elif choice == "table":
+            print_fn(table)
+            print_fn("Your options:\n" + _menu(legal))
+        elif choice == "quit":
+            raise _Quit("you left the game")
+        else:
+            return int(choice)
+
+
+# ---------------------------------------------------------------------------- end of game
+def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: list[str]) -> str:
+    """The final scoring, line by line per player, from ``info["score_breakdown"]`` and the
+    final (fully revealed) ``state`` (``state_dict()`` after the game is over); then the
+    winner(s) and the tie-break if one decided it."""
+    from . import core as C
+
+    n = state["num_players"]
+    counts = np.bincount(np.asarray(state["altar"], dtype=np.int64), minlength=4)[:4]
+    values = np.zeros(4, dtype=np.int64)
+    C.altar_values(counts, values)
+    lines = ["=== Final scoring ===",
+             "Altar: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(counts[c])} cards -> worth {int(values[c])}"
+                                   for c in range(4))]
+    scores, winners = info["final_scores"], info["winners"]
+    for q in range(n):
+        b = info["score_breakdown"][q]
+        shrines = state["tableaus"][q][2]
+        stones = state["stones"][q]
+        lines.append(f"{labels[q]}:")
+        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines} x 4", b["shrines"]),
+                (f"stones   {stones} // 5", b["stones"])]
+        rows += [(f"{cat:<8} {state['offerings'][q][c]} cards x {int(values[c])}", b["offerings"][cat])
+                 for c, cat in enumerate(CATEGORY_NAMES)]
+        rows.append(("total", b["total"]))
+        lines += [f"  {text:<28}{value:>4}" for text, value in rows]
+    best = max(scores)
+    tied = [q for q in range(n) if scores[q] == best]
+    names = " and ".join(labels[q] for q in winners)
+    if len(tied) == 1:
+        lines.append(f"Winner: {names} with {best} points.")
+    else:
+        shr = [state["tableaus"][q][2] for q in tied]
+        tied_names = ", ".join(labels[q] for q in tied)
+        if len(set(shr)) > 1 and len(winners) < len(tied):
+            lines.append(f"Tie at {best} points between {tied_names}; broken by shrines "
+                         f"({', '.join(str(s) for s in shr)}): winner {names}.")
+        elif len(winners) < len(tied):
+            st = [state["stones"][q] for q in tied]
+            lines.append(f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
+                         f"({', '.join(str(s) for s in st)}): winner {names}.")
+        else:
+            lines.append(f"Tie at {best} points between {tied_names}, also on shrines and stones: "
+                         f"shared win for {names}.")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- the game
+def play_game(
+    num_players: int,
+    opponents: list[str],
+    seed: int | None = None,
+    seat: int = 0,
+    oracle: bool = False,
+    demon: bool = False,
+    input_fn: Callable[[str], str] = input,
+    print_fn: Callable[..., None] = print,
+) -> dict[str, Any]:
+    """Play one game, the human in ``seat`` answering through ``input_fn``, bots built from the
+    ``opponents`` specs in the other seats; return the game record (``env.game_record``), with
+    ``final_scores`` None if the human left early. Raises ``PlayError`` for a bad set-up."""
+    from .bali_v0 import raw_env
+
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    bots = build_opponents(num_players, seat, list(opponents), seed)
+    labels = _labels(num_players, seat, bots)
+    env = raw_env(num_players=num_players, oracle=oracle, demon=demon)
+    env.reset(seed=seed)
+    human = env.possible_agents[seat]
+    specs = ["human" if q == seat else bots[q][0] for q in range(num_players)]
+    print_fn(f"Bali: you are {labels[seat]}; opponents: "
+             + ", ".join(labels[q] for q in range(num_players) if q != seat)
+             + f" | seed {seed} | type ? for help")
+    try:
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            q = env.agent_name_mapping[agent]
+            obs = env.observe(agent)
+            legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
+            if q == seat:
+                table = render_view(decode_observation(obs["observation"]), seat, labels)
+                print_fn("")
+                print_fn(table)
+                action = _ask(legal, table, input_fn, print_fn)
+                print_fn(f"{labels[seat]}: {ACTION_NAMES[action]}")
+            else:
+                decision = decode_observation(env.observe(human)["observation"]).decision
+                action = int(bots[q][1].act(obs["observation"], obs["action_mask"]))
+                print_fn(f"{labels[q]}: {describe_bot_move(decision, action)}")
+            env.step(action)
+    except _Quit as exc:
+        print_fn(f"{exc}. Bye!")
+        return env.game_record(agents=specs)
+    final = render_view(decode_observation(env.observe(human)["observation"]), seat, labels)
+    print_fn("")
+    print_fn(final)
+    print_fn(explain_final_scoring(env.state_dict(), env.infos[human], labels))
+    return env.game_record(agents=specs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``bali play``: parse the options, play, optionally save the record; 2 on a bad set-up."""
+    parser = argparse.ArgumentParser(prog="bali play", description="Play Bali in the terminal against bots.")
+    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4), help="seats (default 3)")
+    parser.add_argument("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
+                        help="bots for the other seats, in order, cycled if too few "
+                             "(random, greedy, mcts, mcts:sims=200, sb3:model.zip; default greedy)")
+    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
+    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
+    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: random, printed)")
+    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first player (default 0)")
+    parser.add_argument("--save", default=None, metavar="FILE", help="write the game record (JSON) here")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        record = play_game(args.players, args.opponents, seed=args.seed, seat=args.seat,
+                           oracle=args.oracle, demon=args.demon, input_fn=lambda prompt: input(prompt))
+    except PlayError as exc:
+        print(f"bali play: error: {exc}", file=sys.stderr)
+        return 2
+    if args.save:
+        from .records import save_record
+
+        try:
+            path = save_record(record, args.save)
+        except (OSError, ValueError) as exc:
+            print(f"bali play: could not save the record: {exc}", file=sys.stderr)
+            return 1
+        print(f"saved the game record to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""``bali play``: scripted full games, input handling, saved records, the CLI entry, and that
+the display shows only what the human may know (built from their observation alone)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from agents.base import make_agent
+from bali_env import play as P
+from bali_env.bali_v0 import raw_env
+from bali_env.cli import main as cli_main
+from bali_env.contract import ACTION_NAMES
+from bali_env.records import load_record, validate_record
+from bali_env.view import decode_observation
+
+
+def scripted(answers: list[str], then: str | None = "1") -> Callable[[str], str]:
+    """An input function answering ``answers`` in order, then ``then`` forever (EOF if None)."""
+    it: Iterator[str] = iter(answers)
+
+    def fn(prompt: str = "") -> str:
+        try:
+            return next(it)
+        except StopIteration:
+            if then is None:
+                raise EOFError from None
+            return then
+
+    return fn
+
+
+class Out:
+    """Collects everything ``play_game`` prints."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        self.lines.append(" ".join(str(a) for a in args))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def test_full_game_against_random_replays() -> None:
+    out = Out()
+    record = P.play_game(2, ["random"], seed=3, seat=0, input_fn=scripted([]), print_fn=out)
+    assert record["final_scores"] is not None and record["winners"]
+    assert record["agents"] == ["human", "random"]
+    env = validate_record(record)
+    assert env.state_dict()["scores"] == record["final_scores"]
+    assert "=== Final scoring ===" in out.text
+    assert "Winner: " in out.text or "Tie at " in out.text
+    assert "player_1 (random): " in out.text
+    # the final scoring lists each part for both players, and totals match the scores
+    for q, score in enumerate(record["final_scores"]):
+        assert f"player_{q} (" in out.text
+    totals = [int(line.split()[-1]) for line in out.lines[-1].splitlines() if line.strip().startswith("total")]
+    assert totals == record["final_scores"]
+
+
+@pytest.mark.parametrize("oracle,demon,seat", [(True, True, 1), (True, False, 2)])
+def test_variants_and_seats_finish(oracle: bool, demon: bool, seat: int) -> None:
+    out = Out()
+    n = 3
+    record = P.play_game(n, ["random", "greedy"], seed=11, seat=seat, oracle=oracle, demon=demon,
+                         input_fn=scripted([]), print_fn=out)
+    validate_record(record)
+    assert record["agents"][seat] == "human"
+    assert sorted(a for i, a in enumerate(record["agents"]) if i != seat) == ["greedy", "random"]
+    assert f"you are player_{seat}" in out.text
+
+
+def test_opponents_cycle_when_too_few() -> None:
+    bots = P.build_opponents(4, 2, ["random", "greedy"], seed=0)
+    assert {q: spec for q, (spec, _) in bots.items()} == {0: "random", 1: "greedy", 3: "random"}
+
+
+def test_bad_inputs_give_hints_and_the_game_goes_on() -> None:
+    out = Out()
+    # seat 0's first decision is phase 1 with 2 stones: only "pass" (#4) is legal, so #3 is illegal
+    bad = ["", "xyz", "99", "#44", "#3", "#x", "take", "?", "t"]
+    record = P.play_game(2, ["random"], seed=5, seat=0, input_fn=scripted(bad), print_fn=out)
+    validate_record(record)
+    assert record["final_scores"] is not None
+    hints = [line for line in out.lines if line.startswith("hint:")]
+    assert len(hints) == 7
+    assert "no key 99" in out.text and "#44 is not an action id" in out.text
+    assert "#3 (take chilies) is not legal now" in out.text
+    assert "How to answer" in out.text  # the help
+    assert "Traceback" not in out.text
+
+
+def test_eof_ends_cleanly() -> None:
+    out = Out()
+    record = P.play_game(2, ["random"], seed=5, seat=0, input_fn=scripted(["1", "1"], then=None), print_fn=out)
+    assert record["final_scores"] is None
+    assert "end of input" in out.lines[-1]
+    validate_record(record)  # the unfinished game still replays
+
+
+def test_q_quits() -> None:
+    out = Out()
+    record = P.play_game(2, ["random"], seed=5, seat=1, input_fn=scripted(["q"]), print_fn=out)
+    assert record["final_scores"] is None
+    assert "you left the game" in out.lines[-1]
+
+
+def test_parse_choice() -> None:
+    legal = [29, 30, 31]
+    assert P.parse_choice("2", legal) == 30
+    assert P.parse_choice(" #31 ", legal) == 31
+    assert P.parse_choice("Take column 1", legal) == 30
+    assert P.parse_choice("help", legal) == "help" and P.parse_choice("Q", legal) == "quit"
+    assert P.parse_choice("shrine reward: v", [38, 39]) == 39
+    assert P.parse_choice("pass", [0, 4]) == 4
+    with pytest.raises(ValueError, match="several"):
+        P.parse_choice("shrine", [7, 38, 39])
+    for bad in ("", "0", "4", "#29x", "take", "#5", "banana"):
+        with pytest.raises(ValueError):
+            P.parse_choice(bad, legal)
+
+
+def test_display_never_reads_the_true_state_during_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    """state_dict() holds hidden information: play_game may use it only once the game is over."""
+    real = raw_env.state_dict
+
+    def guarded(self: raw_env) -> dict:
+        assert all(self.terminations.values()), "state_dict() read before the game was over"
+        return real(self)
+
+    monkeypatch.setattr(raw_env, "state_dict", guarded)
+    monkeypatch.setattr(raw_env, "render", lambda self: pytest.fail("render() shows the true state"))
+    record = P.play_game(3, ["greedy", "random"], seed=2, oracle=True, input_fn=scripted([]), print_fn=Out())
+    assert record["final_scores"] is not None
+
+
+def _face_down_branches() -> tuple[raw_env, raw_env]:
+    """Two copies of one game that differ only in seat 1's face-down offering (hidden from seat 0)."""
+    bots = [make_agent("random", seed=s) for s in range(2)]
+    for seed in range(50):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            obs = env.observe(agent)
+            legal = np.flatnonzero(obs["action_mask"])
+            view = decode_observation(obs["observation"])
+            if agent == "player_1" and view.decision == "offer_face_down" and len(legal) >= 2:
+                a, b = copy.deepcopy(env), copy.deepcopy(env)
+                a.step(int(legal[0]))
+                b.step(int(legal[1]))
+                return a, b
+            env.step(int(bots[env.agent_name_mapping[agent]].act(obs["observation"], obs["action_mask"])))
+    pytest.fail("no face-down offering with a choice found")
+
+
+def test_render_depends_only_on_the_observers_observation() -> None:
+    a, b = _face_down_branches()
+    assert a.state_dict()["offerings"] != b.state_dict()["offerings"]  # the true states differ
+    labels = ["player_0 (you)", "player_1 (random)"]
+    obs_a, obs_b = (e.observe("player_0")["observation"] for e in (a, b))
+    assert np.array_equal(obs_a, obs_b)  # seat 0 cannot tell the branches apart...
+    text_a = P.render_view(decode_observation(obs_a), 0, labels)
+    text_b = P.render_view(decode_observation(obs_b), 0, labels)
+    assert text_a == text_b  # ...and neither can its display
+    assert "unknown: 1" in text_a
+    # the player who offered knows which card: their display differs between the branches
+    labels1 = ["player_0 (random)", "player_1 (you)"]
+    own_a = P.render_view(decode_observation(a.observe("player_1")["observation"]), 1, labels1)
+    own_b = P.render_view(decode_observation(b.observe("player_1")["observation"]), 1, labels1)
+    assert own_a != own_b
+
+
+def test_bot_moves_hide_face_down_and_oracle_choices() -> None:
+    for c in range(4):
+        assert P.describe_bot_move("offer_face_down", 21 + c) == "offer a card face down"
+        assert P.describe_bot_move("offer_face_up", 21 + c) == ACTION_NAMES[21 + c]
+    for d in range(4):
+        assert P.describe_bot_move("oracle", 33 + d) == "oracle: take a card"
+    assert P.describe_bot_move("oracle", 37) == "oracle: take none"
+    assert P.describe_bot_move("refill", 30) == "take column 1"
+
+
+def test_relative_seats_use_real_names() -> None:
+    env = raw_env(num_players=3)
+    env.reset(seed=1)
+    labels = ["player_0 (greedy)", "player_1 (random)", "player_2 (you)"]
+    view = decode_observation(env.observe("player_2")["observation"])
+    text = P.render_view(view, 2, labels)
+    # player_0 is active and to decide; from seat 2 that is relative seat 1
+    assert "Active: player_0 (greedy) | to decide: player_0 (greedy)" in text
+    assert " >player_0 (greedy) [active]: stones 2" in text
+    assert "player_2 (you): stones 4" in text
+
+
+def test_cli_save_writes_a_loadable_record(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setattr("builtins.input", lambda prompt="": "1")
+    path = tmp_path / "game.json"
+    assert cli_main(["play", "--players", "2", "--opponents", "random", "--seed", "7", "--save", str(path)]) == 0
+    record = load_record(path)
+    assert record["agents"] == ["human", "random"] and record["final_scores"] is not None
+    assert "saved the game record" in capsys.readouterr().out
+
+
+def test_cli_quit_and_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    assert cli_main(["play", "--players", "2", "--opponents", "nosuchbot"]) == 2
+    assert "nosuchbot" in capsys.readouterr().err
+    assert cli_main(["play", "--players", "2", "--seat", "5", "--opponents", "random"]) == 2
+    monkeypatch.setattr("builtins.input", lambda prompt="": "q")
+    assert cli_main(["play", "--players", "2", "--opponents", "random", "--seed", "1"]) == 0
+    assert "Bye" in capsys.readouterr().out
+
+
+def _final(shrines: list[int], stones: list[int], scores: list[int], winners: list[int]) -> str:
+    state = {"num_players": 2, "altar": [0, 0, 1], "tableaus": [[0, 0, s, 0, 0, 0, 0] for s in shrines],
+             "stones": stones, "offerings": [[1, 0, 0, 0], [0, 2, 0, 0]]}
+    breakdown = [{"vp_tokens": 0, "shrines": 4 * shrines[q], "stones": stones[q] // 5,
+                  "offerings": {"rice": 3 * (1 - q), "peanuts": 2 * 2 * q, "bananas": 0, "chilies": 0},
+                  "total": scores[q]} for q in range(2)]
+    info = {"final_scores": scores, "winners": winners, "score_breakdown": breakdown}
+    return P.explain_final_scoring(state, info, ["player_0 (you)", "player_1 (greedy)"])
+
+
+def test_final_scoring_explains_values_and_tie_breaks() -> None:
+    text = _final([2, 1], [0, 0], [11, 11], [0])
+    assert "rice 2 cards -> worth 3" in text and "peanuts 1 cards -> worth 2" in text
+    assert "peanuts  2 cards x 2" in text and "shrines  2 x 4" in text
+    assert "broken by shrines (2, 1): winner player_0 (you)" in text
+    assert "broken by stones (5, 9): winner player_1 (greedy)" in _final([1, 1], [5, 9], [8, 8], [1])
+    assert "shared win for player_0 (you) and player_1 (greedy)" in _final([1, 1], [5, 5], [8, 8], [0, 1])
+    assert "Winner: player_1 (greedy) with 9 points." in _final([1, 1], [5, 5], [8, 9], [1])
