@@ -32,8 +32,12 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
         lines.append(env.render())
     else:
         from .play import render_view
+        from .view import decode_observation
 
-        lines.append(render_view(env.observe(env.possible_agents[seat])["observation"], seat))
+        who = record.get("agents") or [None] * env.num_players
+        labels = [f"player_{q}" + (f" ({who[q]})" if who[q] else "") for q in range(env.num_players)]
+        view = decode_observation(env.observe(env.possible_agents[seat])["observation"])
+        lines.append(render_view(view, seat, labels))
     if i == n_steps and record.get("final_scores") is not None:
         lines.append(f"final scores {record['final_scores']}, winners {['player_%d' % w for w in record['winners']]}")
     return "\n".join(lines)

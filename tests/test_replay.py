@@ -114,3 +114,48 @@ def test_tournament_saves_replayable_records(tmp_path, workers):
         assert record["final_scores"] == game["scores"] and record["winners"] == game["winners"]
         assert record["agents"] == game["lineup"]
         assert "actions" not in game
+
+
+def test_replay_from_one_seat_shows_only_that_players_knowledge(tmp_path):
+    """--seat K draws every frame from player K's observation: the same observation gives the same
+    frame, and the frames differ between seats (own offering cards are private)."""
+    import copy
+
+    from bali_env.play import render_view
+    from bali_env.view import decode_observation
+
+    record, _ = _finished_record(n=3, oracle=False)
+    path = save_record(record, tmp_path / "g.json")
+    out0, out1 = [], []
+    assert run([str(path), "--seat", "0", "--all"], print_fn=out0.append) == 0
+    assert run([str(path), "--seat", "1", "--all"], print_fn=out1.append) == 0
+    assert len(out0) == len(record["actions"]) + 1
+    assert out0 != out1
+    # a frame depends on the seat's observation only: a hidden difference leaves it unchanged
+    env = bali_env.raw_env(num_players=3)
+    found = False
+    for seed in range(100):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while not all(env.terminations.values()):
+            sd = env.state_dict()
+            hidden = [a for a in env.legal_actions() if 21 <= a <= 24]
+            if sd["phase"] == "offer_own" and sd["to_move"] == sd["active"] and len(hidden) >= 2:
+                found = True
+                break
+            env.step(int(rng.choice(env.legal_actions())))
+        if found:
+            break
+    assert found
+    a_env, b_env = copy.deepcopy(env), copy.deepcopy(env)
+    a_env.step(hidden[0])
+    b_env.step(hidden[1])
+    watcher = (sd["active"] + 1) % 3
+    labels = ["player_0", "player_1", "player_2"]
+    frames = [render_view(decode_observation(e.observe(f"player_{watcher}")["observation"]), watcher, labels)
+              for e in (a_env, b_env)]
+    assert frames[0] == frames[1]
+    with pytest.raises(SystemExit):
+        run([str(path), "--seat"], print_fn=out0.append)
+    bad = []
+    assert run([str(path), "--seat", "7"], print_fn=bad.append) == 2
