@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 FORMAT = "bali-env game record"
 VERSION = 1
@@ -87,37 +87,35 @@ def _env_for(record: dict[str, Any]) -> Any:
     return env
 
 
+def _replay(record: dict[str, Any]) -> Iterator[Any]:
+    """Yield the env before the first action and after each action of a record; ValueError if
+    an action is illegal where it stands or comes after the end."""
+    _check_schema(record)
+    env = _env_for(record)
+    yield env
+    for i, a in enumerate(record["actions"]):
+        if all(env.terminations.values()):
+            raise ValueError(f"record has {len(record['actions'])} actions but the game ended after {i}")
+        try:
+            env.step(a)
+        except ValueError as exc:
+            raise ValueError(f"record action {i} ({a}) does not replay: {exc}") from None
+        yield env
+
+
 def replay_states(record: dict[str, Any]) -> list[Any]:
     """Replay a record; return a list of AEC env copies, one per position (before the first
     action, then after each). Raises ValueError if an action is illegal where it stands."""
     import copy
 
-    _check_schema(record)
-    env = _env_for(record)
-    positions = [copy.deepcopy(env)]
-    for i, a in enumerate(record["actions"]):
-        if all(env.terminations.values()):
-            raise ValueError(f"record has {len(record['actions'])} actions but the game ended after {i}")
-        try:
-            env.step(a)
-        except ValueError as exc:
-            raise ValueError(f"record action {i} ({a}) does not replay: {exc}") from None
-        positions.append(copy.deepcopy(env))
-    return positions
+    return [copy.deepcopy(env) for env in _replay(record)]
 
 
 def validate_record(record: dict[str, Any]) -> Any:
     """Replay ``record`` and check it reaches its recorded final scores and winners; return the
     final env. Raises ValueError saying what is wrong."""
-    _check_schema(record)
-    env = _env_for(record)
-    for i, a in enumerate(record["actions"]):
-        if all(env.terminations.values()):
-            raise ValueError(f"record has {len(record['actions'])} actions but the game ended after {i}")
-        try:
-            env.step(a)
-        except ValueError as exc:
-            raise ValueError(f"record action {i} ({a}) does not replay: {exc}") from None
+    for env in _replay(record):
+        pass
     s = env.state_dict()
     if s["scores"] != record.get("final_scores") or s["winners"] != record.get("winners"):
         raise ValueError(f"record does not replay to its result: recorded scores {record.get('final_scores')} "
