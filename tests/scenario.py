@@ -91,6 +91,20 @@ def deck_with(prefix: Sequence[int], oracle: bool = False, rest: Sequence[int] =
     return deck
 
 
+def random_deck(oracle: bool, seed: int = 0) -> list[int]:
+    """A valid shuffled ``deck`` option (no oracle among the first 16), reproducible from ``seed``."""
+    import numpy as np
+
+    from bali_env import core as C
+
+    rng = np.random.default_rng(seed)
+    base = [card for card in range(7) for _ in range(int(C.DECK_COUNTS[card]))]
+    rng.shuffle(base)
+    tail = base[16:] + ([C.ORACLE] * 8 if oracle else [])
+    rng.shuffle(tail)
+    return [int(c) for c in base[:16] + tail]
+
+
 def market(*columns: Sequence[int]) -> list[int]:
     """The 16-card deck prefix that deals these four columns (each in take order, first = takeable)."""
     assert len(columns) == 4 and all(len(c) == 4 for c in columns)

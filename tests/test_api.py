@@ -17,6 +17,7 @@ import bali_env
 from bali_env import bali_v0
 from bali_env import core as C
 from bali_env.api_check import CONFIGURATIONS, check_env, config_id
+from scenario import random_deck
 
 CARD_WORDS = ("stonecutter", "priest", "shrine", "rice", "peanut", "banana", "chili")
 CATEGORY_WORDS = ("rice", "peanut", "banana", "chili")
@@ -207,7 +208,7 @@ def test_render_human_prints(capsys):
 def test_render_ansi_hides_the_deck_order():
     """Rendering is public information: two deals that differ only in the unseen deck tail render
     the same."""
-    deck = _some_deck(oracle=False, seed=3)
+    deck = random_deck(oracle=False, seed=3)
     other = deck[:30] + deck[30:][::-1]
     assert other != deck
     texts = []
@@ -224,15 +225,6 @@ def test_render_without_mode_warns():
     with pytest.warns(UserWarning, match="render_mode"):
         assert e.render() is None
 
-
-def _some_deck(oracle: bool, seed: int) -> list[int]:
-    """A valid deck option (shuffled, no oracle among the first 16)."""
-    rng = np.random.default_rng(seed)
-    base = [card for card in range(7) for _ in range(int(C.DECK_COUNTS[card]))]
-    rng.shuffle(base)
-    tail = base[16:] + ([C.ORACLE] * 8 if oracle else [])
-    rng.shuffle(tail)
-    return [int(c) for c in base[:16] + tail]
 
 
 # ----------------------------------------------------------------------------- action names

@@ -22,7 +22,7 @@ import pytest
 
 import bali_env
 from bali_env import bali_v0
-from bali_env import core as C
+from scenario import random_deck
 
 
 def _env(n=3, oracle=False, demon=False, **kwargs):
@@ -47,14 +47,6 @@ def _advance(env, rng, steps: int) -> None:
     for _ in range(steps):
         env.step(int(rng.choice(env.unwrapped.legal_actions())))
 
-
-def _deck(oracle: bool, seed: int = 0) -> list[int]:
-    rng = np.random.default_rng(seed)
-    base = [card for card in range(7) for _ in range(int(C.DECK_COUNTS[card]))]
-    rng.shuffle(base)
-    tail = base[16:] + ([C.ORACLE] * 8 if oracle else [])
-    rng.shuffle(tail)
-    return [int(c) for c in base[:16] + tail]
 
 
 # ============================================================================= step: illegal actions
@@ -186,20 +178,20 @@ def test_raw_env_step_after_everyone_left_raises():
 # ============================================================================= reset options
 BAD_OPTIONS = [
     # (num_players, oracle, options, words the message must contain)
-    (3, False, {"deck": _deck(False)[:-1]}, ["deck", "50", "49"]),
-    (3, False, {"deck": _deck(False) + [0]}, ["deck", "50", "51"]),
-    (3, True, {"deck": _deck(False)}, ["deck", "58", "50"]),
-    (3, False, {"deck": _deck(True)}, ["deck", "50", "58"]),
-    (3, False, {"deck": [1] + _deck(False)[1:] if _deck(False)[0] == 0 else [0] + _deck(False)[1:]}, ["deck", "multiset"]),
-    (3, False, {"deck": [7] + _deck(False)[1:]}, ["deck", "oracle"]),
-    (3, False, {"deck": [9] + _deck(False)[1:]}, ["deck"]),
-    (3, False, {"deck": [-1] + _deck(False)[1:]}, ["deck"]),
-    (3, False, {"deck": [1.0] + _deck(False)[1:]}, ["deck", "integer"]),
-    (3, False, {"deck": [True] + _deck(False)[1:]}, ["deck", "integer"]),
+    (3, False, {"deck": random_deck(False)[:-1]}, ["deck", "50", "49"]),
+    (3, False, {"deck": random_deck(False) + [0]}, ["deck", "50", "51"]),
+    (3, True, {"deck": random_deck(False)}, ["deck", "58", "50"]),
+    (3, False, {"deck": random_deck(True)}, ["deck", "50", "58"]),
+    (3, False, {"deck": [1] + random_deck(False)[1:] if random_deck(False)[0] == 0 else [0] + random_deck(False)[1:]}, ["deck", "multiset"]),
+    (3, False, {"deck": [7] + random_deck(False)[1:]}, ["deck", "oracle"]),
+    (3, False, {"deck": [9] + random_deck(False)[1:]}, ["deck"]),
+    (3, False, {"deck": [-1] + random_deck(False)[1:]}, ["deck"]),
+    (3, False, {"deck": [1.0] + random_deck(False)[1:]}, ["deck", "integer"]),
+    (3, False, {"deck": [True] + random_deck(False)[1:]}, ["deck", "integer"]),
     (3, False, {"deck": "stonecutter"}, ["deck", "list"]),
     (3, False, {"deck": 5}, ["deck", "list"]),
-    (3, True, {"deck": [7] + [c for c in _deck(True) if c != 7] + [7] * 7}, ["first 16", "oracle"]),
-    (3, True, {"deck": _deck(False)[:15] + [7] + _deck(False)[16:] + [7] * 7 + [_deck(False)[15]]}, ["first 16"]),
+    (3, True, {"deck": [7] + [c for c in random_deck(True) if c != 7] + [7] * 7}, ["first 16", "oracle"]),
+    (3, True, {"deck": random_deck(False)[:15] + [7] + random_deck(False)[16:] + [7] * 7 + [random_deck(False)[15]]}, ["first 16"]),
     (3, False, {"starter_sets": [0, 0, 1]}, ["starter_sets", "distinct"]),
     (3, False, {"starter_sets": [0, 1]}, ["starter_sets", "3", "2"]),
     (3, False, {"starter_sets": [0, 1, 2, 3]}, ["starter_sets", "3", "4"]),
@@ -211,8 +203,8 @@ BAD_OPTIONS = [
     (3, True, {"altar": [0, 1, 2]}, ["altar", "permutation"]),
     (3, True, {"altar": [1, 2, 3, 4]}, ["altar", "permutation"]),
     (3, True, {"altar": [0, 1, 2, 3, 0]}, ["altar", "permutation"]),
-    (3, True, {"deck": _deck(True), "altar": [3, 3, 3, 3]}, ["altar"]),  # a valid key with a bad one
-    (3, False, [("deck", _deck(False))], ["dict"]),
+    (3, True, {"deck": random_deck(True), "altar": [3, 3, 3, 3]}, ["altar"]),  # a valid key with a bad one
+    (3, False, [("deck", random_deck(False))], ["dict"]),
     (3, False, "deck", ["dict"]),
     (3, False, 5, ["dict"]),
 ]
@@ -243,7 +235,7 @@ def test_bad_reset_option(n, oracle, options, words):
 
 def test_unknown_option_key_warns_and_names_it():
     env = _env(2, True)
-    deck = _deck(True, seed=4)
+    deck = random_deck(True, seed=4)
     with pytest.warns(UserWarning, match="colour"):
         env.reset(seed=1, options={"colour": "red", "deck": deck})
     sd = env.unwrapped.state_dict()
@@ -256,7 +248,7 @@ def test_unknown_option_key_warns_and_names_it():
 def test_good_options_apply():
     """Control for the rejections above: the same keys with good values are accepted."""
     env = _env(3, True)
-    deck = _deck(True, seed=9)
+    deck = random_deck(True, seed=9)
     env.reset(seed=0, options={"deck": deck, "starter_sets": [3, 1, 0], "altar": [2, 3, 0, 1]})
     sd = env.unwrapped.state_dict()
     assert [c for col in sd["market"] for c in col] + sd["deck"] == deck
