@@ -1,7 +1,7 @@
 """The interface every bali-env agent implements, and a registry to build agents by name.
 
 An agent decides from one player's observation and action mask only (what that player may know,
-RULES.md section 5), never from the hidden state. ``act`` takes one decision; ``act_batch`` takes
+docs/rules.md section 5), never from the hidden state. ``act`` takes one decision; ``act_batch`` takes
 one decision per row (the default loops over ``act``; vectorised agents override it and set
 ``batched = True`` so the tournament can drive them with the batched environment).
 """
@@ -9,7 +9,7 @@ one decision per row (the default loops over ``act``; vectorised agents override
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class Agent(ABC):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """One action per row; the default calls ``act`` row by row."""
-        return np.array([self.act(o, m) for o, m in zip(observations, action_masks)], dtype=np.int64)
+        return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

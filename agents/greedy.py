@@ -29,14 +29,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from bali_env import decode_observation
+from bali_env import engine as E
 from bali_env.view import ObservationView
 
 from .base import Agent
 
-SC, PR, SH = 0, 1, 2  # stonecutter, priest, shrine card ids; farmer of category c is 3 + c
-PASS, PLAY_SC, PLAY_PR, PLAY_SH, DISCARD = 4, 5, 6, 7, 20
-OWN0, SUPPLY0, COL0, PEEK0, PEEK_NONE = 21, 25, 29, 33, 37
-STONES, VP, CHOOSE0 = 38, 39, 40
+# the engine's ids under short names
+SC, PR, SH, FARMER = E.STONECUTTER, E.PRIEST, E.SHRINE, E.FARMER
+PASS, PLAY_SC, PLAY_PR, PLAY_SH = E.A_PASS, E.A_PLAY_STONECUTTER, E.A_PLAY_PRIEST, E.A_PLAY_SHRINE
+DISCARD = E.A_DISCARD_SHRINE
+FARMERS0 = E.A_PLAY_FARMERS
+OWN0, SUPPLY0, COL0, PEEK0, PEEK_NONE = E.A_OFFER_OWN, E.A_OFFER_SUPPLY, E.A_REFILL, E.A_ORACLE_TAKE, E.A_ORACLE_NONE
+STONES, VP, CHOOSE0 = E.A_SHRINE_STONES, E.A_SHRINE_VP, E.A_FARMER_CHOICE
 
 # A fixed table of random altar completions: _CUM[s, m] = category counts of the first m of 80
 # uniform random cards in sample s. Unknown altar cards and the others' future cards are drawn from
@@ -49,29 +53,19 @@ _EYE = np.eye(5, 4, dtype=np.int64)  # _EYE[c]: one card of category c; _EYE[4]:
 _EARLIER = np.tril(np.ones((4, 4), dtype=bool), k=-1)  # _EARLIER[d, e]: category e comes before d
 
 
-def altar_values(counts: np.ndarray) -> np.ndarray:
-    """Category values of altars ``counts[..., 4]`` (RULES.md section 4): 3 minus the number of
-    distinct counts above the category's own, at least 0, and 0 for a category with no card."""
-    counts = np.asarray(counts)
-    above = counts[..., None, :] > counts[..., :, None]  # [.., c, d]: d's count is above c's
-    same = counts[..., :, None] == counts[..., None, :]
-    first = ~(same & _EARLIER).any(-1)  # d is the first category holding its count
-    distinct_above = (above & first[..., None, :]).sum(-1)
-    return np.where(counts > 0, np.maximum(0, 3 - distinct_above), 0)
-
-
-# The values only depend on how the 4 counts compare pairwise: a lookup table over the 3^6 sign
-# patterns of the 6 pairs makes the sampled valuation ~4x faster than altar_values.
+# The altar values (the engine's ``altar_values``) only depend on how the 4 counts compare
+# pairwise: a lookup table over the 3^6 sign patterns of the 6 pairs values many sampled altars in
+# one NumPy call.
 _PAIR_A, _PAIR_B = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
 _PAIR_POW = 3 ** np.arange(6)
 _PATTERN_VALUES = np.zeros((3**6, 4), dtype=np.int64)
 for _v in itertools.product(range(1, 5), repeat=4):
-    _v = np.array(_v)
-    _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)] = altar_values(_v)
+    _v = np.array(_v, dtype=np.int64)
+    E.altar_values(_v, _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)])
 
 
 def _fast_values(counts: np.ndarray) -> np.ndarray:
-    """``altar_values`` through the sign-pattern table (same result)."""
+    """The engine's ``altar_values`` of altars ``counts[..., 4]``, through the sign-pattern table."""
     key = (np.sign(counts[..., _PAIR_B] - counts[..., _PAIR_A]) + 1) @ _PAIR_POW
     return np.where(counts > 0, _PATTERN_VALUES[key], 0)
 
@@ -120,7 +114,7 @@ class _Ctx:
     rival_offers: list[list[float]] | None = None  # [n-1][4] the others' rows of ``offers``
     _shrine_gain: float | None = None
 
-    def shrine_altar_gain(self, agent: "GreedyAgent") -> float:
+    def shrine_altar_gain(self, agent: GreedyAgent) -> float:
         """Relative offering points one more shrine of mine brings: my favourite category gets my
         face-down card and a supply card, each other player puts a card face up (at random, as
         far as I can tell) and so loses it."""
@@ -197,7 +191,7 @@ class GreedyAgent(Agent):
         tabs = v.tableaus.tolist()
         offers = (v.offerings_min + v.offerings_max) / 2.0
         offers[0] = v.offerings_min[0]
-        to_come = v.deck_cards[:7].tolist()
+        to_come = v.deck_cards[: E.N_CARD_TYPES].tolist()
         for col in v.market:
             for card in col:
                 to_come[card] += 1
@@ -211,17 +205,18 @@ class GreedyAgent(Agent):
         hand = v.hands[0].tolist()
         # shrines I can still afford: those in hand, paid by my stones and stonecutter income
         income = tabs[0][SC] * turns_left * share[SC]
-        planned = min(hand[SH], int((stones + income) // 7)) if my_turns >= 1 else 0
+        planned = min(hand[SH], int((stones + income) // E.SHRINE_COST)) if my_turns >= 1 else 0
         held = offers.copy()
         # the offering cards everybody will hold at the end: now plus the farmer scorings to come
         for c in range(4):
-            rewards = self._rewards([t[3 + c] for t in tabs], 3 + c)
-            offers[:, c] += self.project * turns_left * share[3 + c] * np.asarray(rewards, dtype=np.float64)
+            rewards = self._rewards([t[FARMER + c] for t in tabs], FARMER + c)
+            offers[:, c] += self.project * turns_left * share[FARMER + c] * np.asarray(rewards, dtype=np.float64)
         # the category I push onto the altar: the one I hold most of (farmers break ties)
         mine = offers[0].tolist()
-        favourite = max(range(4), key=lambda c: (mine[c], tabs[0][3 + c] > 0, -c))
+        favourite = max(range(4), key=lambda c: (mine[c], tabs[0][FARMER + c] > 0, -c))
         # the others' future shrines (random-ish placements) and their face-up cards on mine
-        others_sh = sum(min(int(v.hands[j, SH]), int((v.stones[j] + 2 * my_turns) // 7)) for j in range(1, n))
+        others_sh = sum(min(int(v.hands[j, SH]), int((v.stones[j] + 2 * my_turns) // E.SHRINE_COST))
+                        for j in range(1, n))
         unseen = self.future_altar * min(1.0, turns_left / 40.0)  # from shrines not in sight yet
         random_cards = int(v.altar_unknown + (n - 1) * planned + 0.5 * others_sh * (n + 1) + unseen)
         known = v.altar_known.tolist()
@@ -246,15 +241,15 @@ class GreedyAgent(Agent):
         at ``stone_mid`` for one to come; any other stone is worth ``stone_low``. The saving fades
         over my last 3 turns; in my last turn a stone counts exactly (1 point per 5)."""
         if ctx.my_turns < 1:
-            return float(int(stones) // 5)
+            return float(E.stone_points(int(stones)))
         target, high = 0, self.stone_low
         if shrines > 0:
-            target, high = 7 * min(shrines, 2), self.stone_high
+            target, high = E.SHRINE_COST * min(shrines, 2), self.stone_high
         elif ctx.share[SH] > 0 and ctx.my_turns >= 3:
-            target, high = 7, self.stone_mid
+            target, high = E.SHRINE_COST, self.stone_mid
         urgency = min(1.0, ctx.my_turns / 3.0)
         high = self.stone_low + (high - self.stone_low) * urgency
-        affordable = min(shrines, int(stones) // 7)  # shrines in hand I can pay for
+        affordable = min(shrines, int(stones) // E.SHRINE_COST)  # shrines in hand I can pay for
         return (self.stone_low * stones + (high - self.stone_low) * min(stones, target)
                 + self.stone_complete * urgency * affordable)
 
@@ -267,10 +262,10 @@ class GreedyAgent(Agent):
     def _rewards(self, counts: list[int], card: int) -> list[int]:
         """Rewards per player when ``card`` is scored, for their ``counts`` of that card: one per
         card (one in all for farmers), plus one for the strict majority of at least 2."""
-        base = [int(k >= 1) for k in counts] if card >= 3 else list(counts)
-        top = max(counts)
-        if top >= 2 and counts.count(top) == 1:
-            base[counts.index(top)] += 1
+        base = [int(k >= 1) for k in counts] if card >= FARMER else list(counts)
+        bonus = E.majority_holder(np.asarray(counts, dtype=np.int64), len(counts))
+        if bonus >= 0:
+            base[bonus] += 1
         return base
 
     def _scoring_gain(self, ctx: _Ctx, card: int, counts: list[int] | None = None) -> float:
@@ -289,11 +284,11 @@ class GreedyAgent(Agent):
         after = [before[0] + k, *before[1:]]
         scorings = turns * ctx.share[card]
         gain = (self._scoring_gain(ctx, card, after) - self._scoring_gain(ctx, card, before)) * scorings
-        if card >= 3:
-            cheaper = max(0, min(5, before[0] + k) - min(5, before[0]))
+        if card >= FARMER:
+            cheaper = E.offering_price(before[0]) - E.offering_price(before[0] + k)
             gain += cheaper * self.discount * (turns / ctx.n) * ctx.values[card - 3] / 3.0
         if card == SH:
-            gain += 4.0 + self.shrine_bonus + max(0.0, ctx.shrine_altar_gain(self))
+            gain += E.SHRINE_POINTS + self.shrine_bonus + max(0.0, ctx.shrine_altar_gain(self))
         return gain
 
     def _altar_score(self, ctx: _Ctx, change, mine: np.ndarray, more_random: int = 0) -> float:
@@ -301,10 +296,10 @@ class GreedyAgent(Agent):
         over the sampled altars) when the cards ``change`` (4 counts, may be negative) are added
         to the planned altar, ``more_random`` more random cards land there and I end up holding
         ``mine``. Linear in the expected category values, so those are all it needs (cached)."""
-        known = tuple(max(0, int(p + d)) for p, d in zip(ctx.plan, change))
+        known = tuple(max(0, int(p + d)) for p, d in zip(ctx.plan, change, strict=True))
         values = _expected_values(known, ctx.random_cards + more_random)
-        own = sum(m * x for m, x in zip(mine.tolist(), values))
-        others = sum(sum(o * x for o, x in zip(row, values)) for row in ctx.rival_offers) / (ctx.n - 1)
+        own = sum(m * x for m, x in zip(mine.tolist(), values, strict=True))
+        others = sum(sum(o * x for o, x in zip(row, values, strict=True)) for row in ctx.rival_offers) / (ctx.n - 1)
         return own - self.rival_weight * others
 
     # ------------------------------------------------------------------ decisions
@@ -314,7 +309,7 @@ class GreedyAgent(Agent):
         scores = {PASS: 0.0}
         for a in legal:
             if a < 4:
-                cost = max(0, 5 - ctx.tabs[0][3 + a])
+                cost = E.offering_price(ctx.tabs[0][FARMER + a])
                 scores[a] = ctx.values[a] + self._stone_delta(ctx, -cost)
         return scores
 
@@ -330,12 +325,12 @@ class GreedyAgent(Agent):
             elif a == PLAY_PR:
                 scores[a] = self._tableau_gain(ctx, PR, 1, ctx.turns_left)
             elif a == PLAY_SH:
-                scores[a] = self._tableau_gain(ctx, SH, 1, ctx.turns_left) - 7 * self.stone_low
-            elif 8 <= a < 20:
-                c, k = divmod(a - 8, 3)
+                scores[a] = self._tableau_gain(ctx, SH, 1, ctx.turns_left) - E.SHRINE_COST * self.stone_low
+            elif FARMERS0 <= a < DISCARD:
+                c, k = divmod(a - FARMERS0, 3)
                 k += 1
-                scores[a] = (self._tableau_gain(ctx, 3 + c, k, ctx.turns_left)
-                             + self._stone_delta(ctx, -(k - 1)) + self.tempo * (k - 1))
+                scores[a] = (self._tableau_gain(ctx, FARMER + c, k, ctx.turns_left)
+                             + self._stone_delta(ctx, -E.farmers_price(k)) + self.tempo * (k - 1))
             elif a == DISCARD:
                 scores[a] = -10.0  # only legal when nothing else is
         return scores
@@ -395,16 +390,16 @@ class GreedyAgent(Agent):
         hand values plus the relative scoring of the card its last take reveals (the scored type).
         Emptying a column with 4 or fewer cards in the deck ends the game: good only when ahead."""
         v = ctx.view
-        takes = max(1, 3 - sum(ctx.hand))
+        takes = max(1, E.HAND_SIZE - sum(ctx.hand))
         columns = [a - COL0 for a in legal if COL0 <= a < COL0 + 4]
         allowed = [c for c in range(4) if c != v.demon_column]
-        card_value = [self._hand_value(ctx, card) for card in range(7)]
-        scoring = [self._scoring_gain(ctx, card) for card in range(7)]
-        deck = v.deck_cards[:7].tolist()
+        card_value = [self._hand_value(ctx, card) for card in range(E.N_CARD_TYPES)]
+        scoring = [self._scoring_gain(ctx, card) for card in range(E.N_CARD_TYPES)]
+        deck = v.deck_cards[: E.N_CARD_TYPES].tolist()
         in_deck = sum(deck)
-        mean_card = sum(k * x for k, x in zip(deck, card_value)) / in_deck if in_deck else 0.0
-        mean_scoring = sum(k * x for k, x in zip(deck, scoring)) / in_deck if in_deck else 0.0
-        end_value = self._end_now_value(ctx) if v.deck_size <= 4 else 0.0
+        mean_card = sum(k * x for k, x in zip(deck, card_value, strict=True)) / in_deck if in_deck else 0.0
+        mean_scoring = sum(k * x for k, x in zip(deck, scoring, strict=True)) / in_deck if in_deck else 0.0
+        end_value = self._end_now_value(ctx) if v.deck_size <= E.COLUMN_SIZE else 0.0
         scores: dict[int, float] = {}
         for first in columns:
             best = -np.inf
@@ -430,12 +425,12 @@ class GreedyAgent(Agent):
             total += card_value[card]
             shrines += card == SH
             if taken[col] == len(column):
-                if v.deck_size <= 4:
+                if v.deck_size <= E.COLUMN_SIZE:
                     return end_value  # the game ends at once, without phase 4
                 fresh[col] = True
         last = seq[-1]
         total += mean_scoring if fresh[last] else scoring[v.market[last][taken[last]]]
-        if shrines >= 3 and ctx.stones < 7:
+        if shrines >= E.HAND_SIZE and ctx.stones < E.SHRINE_COST:
             total -= 6.0  # a hand of three shrines forces a discard
         return total
 
@@ -447,15 +442,16 @@ class GreedyAgent(Agent):
             return self._tableau_gain(ctx, card, 1, turns) if ctx.my_turns > 1 else 0.0
         waiting = ctx.hand[SH] + 1
         income = ctx.tabs[0][SC] * ctx.turns_left * ctx.share[SC]
-        afford = min(1.0, max(0.0, (ctx.stones + income - 7 * (waiting - 1)) / (7.0 * waiting)))
+        afford = min(1.0, max(0.0, (ctx.stones + income - E.SHRINE_COST * (waiting - 1)) / (E.SHRINE_COST * waiting)))
         if ctx.my_turns <= 1:
-            afford = 1.0 if ctx.stones >= 7 * waiting else 0.0
-        return afford * (self._tableau_gain(ctx, SH, 1, turns) - 7 * self.stone_low)
+            afford = 1.0 if ctx.stones >= E.SHRINE_COST * waiting else 0.0
+        return afford * (self._tableau_gain(ctx, SH, 1, turns) - E.SHRINE_COST * self.stone_low)
 
     def _end_now_value(self, ctx: _Ctx) -> float:
         """Value of ending the game now: my estimated lead, plus 10 for a win (minus 10 else)."""
         v = ctx.view
-        score = v.vp_tokens + 4 * v.tableaus[:, SH] + v.stones // 5 + ctx.held @ np.asarray(ctx.now_values)
+        score = (v.vp_tokens + E.shrine_points(v.tableaus[:, SH]) + E.stone_points(v.stones)
+                 + ctx.held @ np.asarray(ctx.now_values))
         lead = float(score[0] - score[1:].max())
         return lead + (10.0 if lead > 0 else -10.0)
 

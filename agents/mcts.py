@@ -1,11 +1,11 @@
 """The search agent: information-set Monte Carlo tree search over the Numba rules kernels.
 
 For every decision it builds a search tree over the actions seen from its own seat. Each
-iteration samples a full state consistent with its observation only (``core.determinize``:
+iteration samples a full state consistent with its observation only (``agents.search.determinize``:
 deck order, the others' offering cards within what is publicly known of them, unknown altar
 cards), walks the tree with UCB1 (availability-corrected, each seat maximising its own win
 share), adds one node and finishes the game with uniform random moves, all inside Numba
-(``core.ismcts_iterate``). It plays the most visited action. It never sees hidden state: the
+(``agents.search.ismcts_iterate``). It plays the most visited action. It never sees hidden state: the
 observation is its only input.
 
 Budget: ``sims`` iterations per decision (deterministic; the default), or ``seconds`` per
@@ -18,8 +18,9 @@ import time
 
 import numpy as np
 
-from bali_env import core as C
+from bali_env.engine import N_ACTIONS
 
+from . import search
 from .base import Agent
 
 
@@ -36,7 +37,7 @@ class MCTSAgent(Agent):
         self.seconds = float(seconds)
         self.c = float(c)
         capacity = int(max_nodes or max(self.sims, 50_000 if self.seconds > 0 else 0) + 1)
-        self._child = np.full((capacity, C.N_ACTIONS), -1, dtype=np.int32)
+        self._child = np.full((capacity, N_ACTIONS), -1, dtype=np.int32)
         self._visits = np.zeros(capacity, dtype=np.int64)
         self._avail = np.zeros(capacity, dtype=np.int64)
         self._value = np.zeros(capacity, dtype=np.float64)
@@ -53,15 +54,15 @@ class MCTSAgent(Agent):
         """Run the search from ``observation``; return the root's visit count per action."""
         obs = np.ascontiguousarray(observation, dtype=np.float32)
         tree = (self._child, self._visits, self._avail, self._value, self._mover, self._n_nodes)
-        C.ismcts_reset(*tree)
+        search.ismcts_reset(*tree)
         if self.seconds > 0:
             deadline = time.perf_counter() + self.seconds
             while time.perf_counter() < deadline and self._n_nodes[0] < len(self._visits) - 64:
-                C.ismcts_iterate(obs, 64, self._stream, self.c, *tree)
+                search.ismcts_iterate(obs, 64, self._stream, self.c, *tree)
         else:
-            C.ismcts_iterate(obs, self.sims, self._stream, self.c, *tree)
-        counts = np.zeros(C.N_ACTIONS, dtype=np.int64)
-        for a in range(C.N_ACTIONS):
+            search.ismcts_iterate(obs, self.sims, self._stream, self.c, *tree)
+        counts = np.zeros(N_ACTIONS, dtype=np.int64)
+        for a in range(N_ACTIONS):
             ch = self._child[0, a]
             if ch >= 0:
                 counts[a] = self._visits[ch]

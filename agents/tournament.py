@@ -44,7 +44,7 @@ Running
     loses badly when the cores are busy.
 
 Statistics (from the game records, in game-index order, independent of the workers)
-    - wins: a shared win (RULES.md section 4: highest score, then shrines, then stones, then
+    - wins: a shared win (docs/rules.md section 4: highest score, then shrines, then stones, then
       shared) counts 1/k for each of the k sharers; win rate = wins / games, with the Wilson
       score interval at 95%.
     - rank: the winners are first; the other players follow by final score (the environment
@@ -74,7 +74,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -163,6 +164,53 @@ def agent_seed(seed: int, participant: int, worker: int) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- playing
+def _choose_actions(
+    agents: Sequence[Agent], specs: Sequence[str], movers: np.ndarray, obs: np.ndarray, masks: np.ndarray,
+    actions: np.ndarray,
+) -> None:
+    """Fill ``actions`` in place: for every participant, one ``act_batch`` call over the slots where
+    it is to move; -1 for idle slots (``movers < 0``). RuntimeError if an agent returns the wrong shape."""
+    for p in np.unique(movers):
+        rows = np.flatnonzero(movers == p)
+        if p < 0:  # idle slots: action -1 leaves their game as it is
+            actions[rows] = -1
+            continue
+        chosen = np.asarray(agents[p].act_batch(obs[rows], masks[rows]))
+        if chosen.shape != rows.shape:
+            raise RuntimeError(f"agent {specs[p]!r}: act_batch returned shape {chosen.shape} for {len(rows)} rows")
+        actions[rows] = chosen
+
+
+def _check_legal(
+    specs: Sequence[str], actions: np.ndarray, masks: np.ndarray, active: np.ndarray, movers: np.ndarray,
+    slot_game: np.ndarray,
+) -> None:
+    """Raise RuntimeError naming the agent, action and game of the first active slot whose action
+    is illegal (out of range or masked out); idle slots are not checked."""
+    rows_all = np.arange(len(actions))
+    legal = masks[rows_all, np.clip(actions, 0, masks.shape[1] - 1)] == 1
+    legal &= (actions >= 0) & (actions < masks.shape[1])
+    legal |= ~active
+    if not legal.all():
+        b = int(np.flatnonzero(~legal)[0])
+        p = int(movers[b])
+        raise RuntimeError(f"agent {specs[p]!r} chose illegal action {int(actions[b])} in game {int(slot_game[b])} "
+                           f"(legal: {np.flatnonzero(masks[b]).tolist()})")
+
+
+def _game_record(seed: int, game: int, lineup_: np.ndarray, steps: int, final_scores: np.ndarray,
+                 winner_mask: np.ndarray) -> dict[str, Any]:
+    """The record of one finished tournament game (the keys listed in ``play_games``)."""
+    return {
+        "game": int(game),
+        "seed": seed + int(game),
+        "lineup": [int(p) for p in lineup_],
+        "scores": [int(v) for v in final_scores],
+        "winners": [int(q) for q in np.flatnonzero(winner_mask)],
+        "decisions": int(steps),
+    }
+
+
 def play_games(
     specs: Sequence[str],
     games: Iterable[int],
@@ -217,23 +265,8 @@ def play_games(
         active = slot_game >= 0
         movers = np.where(active, slot_lineup[rows_all, env.to_move], -1)
         masks = env.action_masks
-        for p in np.unique(movers):
-            rows = np.flatnonzero(movers == p)
-            if p < 0:  # idle slots: action -1 leaves their game as it is
-                actions[rows] = -1
-                continue
-            chosen = np.asarray(agents[p].act_batch(env.obs[rows], masks[rows]))
-            if chosen.shape != rows.shape:
-                raise RuntimeError(f"agent {specs[p]!r}: act_batch returned shape {chosen.shape} for {len(rows)} rows")
-            actions[rows] = chosen
-        legal = masks[rows_all, np.clip(actions, 0, masks.shape[1] - 1)] == 1
-        legal &= (actions >= 0) & (actions < masks.shape[1])
-        legal |= ~active
-        if not legal.all():
-            b = int(np.flatnonzero(~legal)[0])
-            p = int(movers[b])
-            raise RuntimeError(f"agent {specs[p]!r} chose illegal action {int(actions[b])} in game {int(slot_game[b])} "
-                               f"(legal: {np.flatnonzero(masks[b]).tolist()})")
+        _choose_actions(agents, specs, movers, env.obs, masks, actions)
+        _check_legal(specs, actions, masks, active, movers, slot_game)
         if keep_actions:
             for b in np.flatnonzero(active):
                 slot_actions[b].append(int(actions[b]))
@@ -241,14 +274,8 @@ def play_games(
         slot_steps[active] += 1
         ended = np.flatnonzero(terminated & active)
         for b in ended:
-            records.append({
-                "game": int(slot_game[b]),
-                "seed": seed + int(slot_game[b]),
-                "lineup": [int(p) for p in slot_lineup[b]],
-                "scores": [int(v) for v in info["final_scores"][b]],
-                "winners": [int(q) for q in np.flatnonzero(info["winners"][b])],
-                "decisions": int(slot_steps[b]),
-            })
+            records.append(_game_record(seed, slot_game[b], slot_lineup[b], slot_steps[b], info["final_scores"][b],
+                                        info["winners"][b]))
             if keep_actions:
                 records[-1]["actions"] = slot_actions[b]
         for b in ended:
@@ -289,7 +316,8 @@ def _play_parallel(job: dict[str, Any], workers: int, total: int, bar: Any) -> l
     procs = []
     for w in range(workers):
         kwargs = dict(job, games=list(range(w, total, workers)), worker=w)
-        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages), name=f"bali-tournament-{w}", daemon=True))
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages), name=f"bali-tournament-{w}",
+                                 daemon=True))
     records: list[dict[str, Any]] = []
     done: set[int] = set()
     try:
@@ -301,7 +329,9 @@ def _play_parallel(job: dict[str, Any], workers: int, total: int, bar: Any) -> l
             except queue_module.Empty:
                 dead = [p for w, p in enumerate(procs) if w not in done and p.exitcode not in (None, 0)]
                 if dead:
-                    raise RuntimeError(f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})")
+                    raise RuntimeError(
+                        f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})"
+                    ) from None
                 continue
             if kind == "progress":
                 bar.update(payload)
@@ -379,7 +409,7 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
                 seat_wins[p, seat] += share
                 seat_win_total[seat] += share
         new = model.rate([[ratings[p]] for p in lineup_], ranks=ranks)
-        for team, p in zip(new, lineup_):
+        for team, p in zip(new, lineup_, strict=True):
             ratings[p] = team[0]
         decisions += rec.get("decisions", 0)
     participants = []
@@ -397,7 +427,8 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
             "rating": {"ordinal": float(ratings[p].ordinal()), "mu": float(ratings[p].mu),
                        "sigma": float(ratings[p].sigma)},
             "seat_games": [int(v) for v in seat_games[p]],
-            "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None for s in range(n)],
+            "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None
+                              for s in range(n)],
         })
     total = max(1, len(records))
     return {
@@ -479,7 +510,7 @@ class TournamentResult:
             writer.writerow(["participant", "spec", "games", "wins", "win_rate", "ci95_low", "ci95_high", "mean_score",
                              "mean_rank", "rating_ordinal", "rating_mu", "rating_sigma"]
                             + [f"win_rate_seat{s}" for s in range(n)])
-            for p, spec in zip(self.participants, self.config["agents"]):
+            for p, spec in zip(self.participants, self.config["agents"], strict=True):
                 writer.writerow([p["name"], spec, p["games"], p["wins"], p["win_rate"], *p["win_rate_ci95"],
                                  p["mean_score"], p["mean_rank"], p["rating"]["ordinal"], p["rating"]["mu"],
                                  p["rating"]["sigma"]] + ["" if v is None else v for v in p["seat_win_rate"]])
@@ -507,7 +538,8 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> None:
     lo = np.array([100 * p["win_rate_ci95"][0] for p in order])
     hi = np.array([100 * p["win_rate_ci95"][1] for p in order])
     ax1.barh(y, rates, color="tab:blue", alpha=0.7)
-    ax1.errorbar(rates, y, xerr=[np.maximum(rates - lo, 0), np.maximum(hi - rates, 0)], fmt="none", ecolor="black", capsize=4)
+    ax1.errorbar(rates, y, xerr=[np.maximum(rates - lo, 0), np.maximum(hi - rates, 0)], fmt="none", ecolor="black",
+                 capsize=4)
     ax1.axvline(100 / n, color="gray", ls="--", lw=1, label=f"equal share ({100 / n:.0f}%)")
     ax1.set_yticks(y, names)
     ax1.set_xlabel("win rate, % (95% Wilson interval)")

@@ -1,23 +1,29 @@
 """bali-env: the card game Bali (Klaus-Jürgen Wrede, 2017) as a fast reinforcement-learning
 environment. ``bali_env.env(...)`` is the PettingZoo AEC environment ``bali_v0``; the rules
-engine is the Numba core in ``bali_env.core``."""
+engine is ``bali_env.engine`` (Numba kernels, one file per part of the rules in docs/rules.md);
+``bali_env.core`` keeps its former single namespace."""
 
 from __future__ import annotations
 
 import os
+from importlib.metadata import PackageNotFoundError, version
 
 # Numba's OpenMP threads busy-wait between parallel regions by default; on a shared or small
 # machine that spinning starves the other thread and a batched step can run 10-100x slower.
 # Passive waiting is set before the OpenMP runtime starts (a value you set yourself wins).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from . import core  # noqa: E402
+from . import core, engine  # noqa: E402
 from .bali_v0 import env, raw_env  # noqa: E402
-from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, action_to_str, state_dict  # noqa: E402
-from .core import N_ACTIONS, OBS_DIM, observation_slot_names  # noqa: E402
+from .contract import action_to_str, state_dict  # noqa: E402
+from .engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, N_ACTIONS  # noqa: E402
+from .engine.obs_spec import OBS_DIM, observation_slot_names  # noqa: E402
 from .view import ObservationView, decode_observation  # noqa: E402
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("bali-env")
+except PackageNotFoundError:
+    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "ACTION_NAMES",
@@ -28,6 +34,7 @@ __all__ = [
     "OBS_DIM",
     "action_to_str",
     "core",
+    "engine",
     "decode_observation",
     "env",
     "observation_slot_names",

@@ -6,14 +6,14 @@
 | Parallel API       | No                                                          |
 | Manual control     | No                                                          |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`, n = 2, 3, 4   |
-| Action space       | Discrete(44): a scalar int 0..43 (RULES.md section 6)       |
+| Action space       | Discrete(44): a scalar int 0..43 (docs/rules.md section 6)       |
 | Observation shape  | `{"observation": (293,) float32, "action_mask": (44,) int8}` |
 | Observation values | observation in [0, OBS_HIGH] (scaled counts, one-hots)      |
 
 Bali is a card game for 2-4 players: take offering cards, play farmers, stonecutters, priests
 and shrines into your tableau, offer to the altar when a shrine is built, refill your hand from
 a four-column market whose card decides what every player scores this turn. The rules are
-`RULES.md` of this project (the rulebook plus a ruling on every open point); the Oracle and
+`docs/rules.md` of this project (the rulebook plus a ruling on every open point); the Oracle and
 Demon variants are the constructor flags `oracle` and `demon`.
 
 ### Arguments
@@ -33,55 +33,57 @@ illegal_action="raise")``
 ### Observation
 
 `observe(agent)` returns `{"observation": float32[293], "action_mask": int8[44]}`: the table as
-that player may know it (RULES.md section 5) from their own seat; relative seat 0 is the
+that player may know it (docs/rules.md section 5) from their own seat; relative seat 0 is the
 observer, 1 the player on their left (next clockwise), and so on. Blocks for seats that are not
 in the game are 0. Each value is a count divided by the scale given (one-hots have scale 1).
 `bali_env.observation_slot_names()` names every index.
 
-| index     | meaning                                                                  | scale |
-|-----------|--------------------------------------------------------------------------|-------|
-| 0-9       | decision being taken (one-hot): take_offering, play, offer_face_up, offer_face_down, offer_supply, refill, oracle, shrine_reward, farmer_choice, game_over | 1 |
-| 10-13     | relative seat of the active player (one-hot)                             | 1     |
-| 14-17     | relative seat that decides now (one-hot; 0 after the end)                | 1     |
-| 18-121    | 4 seat blocks of 26, relative seats 0..3 (block r starts at 18 + 26 r):  |       |
-|           | +0 present (1 if the seat is in the game)                                | 1     |
-|           | +1..+7 hand, counts by card id 0..6 (hands are public knowledge)         | 3     |
-|           | +8..+14 tableau, counts by card id 0..6                                  | 5     |
-|           | +15 stones                                                               | 10    |
-|           | +16 VP tokens                                                            | 10    |
-|           | +17..+20 offering cards by category, at least (exact for yourself)       | 10    |
-|           | +21..+24 offering cards by category, at most (exact for yourself)        | 10    |
-|           | +25 offering cards, total                                                | 10    |
-| 122-125   | supply by category                                                       | 25    |
-| 126       | cards left in the deck                                                   | 58    |
-| 127-238   | market: column c, slot j (0 = takeable now), card id k at 127 + 28c + 7j + k (one-hot; an empty slot is all 0) | 1 |
-| 239-242   | demon column (one-hot; all 0 without the Demon variant)                  | 1     |
-| 243-244   | variants: oracle, demon                                                  | 1     |
-| 245-247   | number of players: 2, 3, 4 (one-hot)                                     | 1     |
-| 248       | altar: number of cards                                                   | 10    |
-| 249-252   | altar: cards whose category you know, by category                        | 10    |
-| 253       | altar: cards whose category you do not know                              | 10    |
-| 254-269   | altar top 4 cards: depth d (0 = top), category c at 254 + 4d + c, set only where you know it (during your oracle decision: the peeked window) | 1 |
-| 270       | oracle peeks still owed (including the one being decided)                | 4     |
-| 271       | oracle window size (cards peeked now; 0 outside an oracle decision)      | 4     |
-| 272-278   | scored card id 0..6 (one-hot), during shrine_reward/farmer_choice only   | 1     |
-| 279       | what the pending scoring decision gives (shrine: stones or VP; farmer: 1) | 5    |
-| 280       | the pending scoring decision is (or includes) the majority bonus         | 1     |
-| 281-288   | cards left in the deck by card id 0..7 (7 = oracle; every dealt card was seen, so this is public) | 12 |
-| 289-292   | column of the active player's last take this turn (one-hot; scored in phase 4) | 1 |
+<!-- observation table: generated by python -m bali_env.docgen -->
+| index | meaning | scale |
+|---|---|---|
+| 0-9 | decision being taken (one-hot): take_offering, play, offer_face_up, offer_face_down, offer_supply, refill, oracle, shrine_reward, farmer_choice, game_over | 1 |
+| 10-13 | relative seat of the active player (one-hot) | 1 |
+| 14-17 | relative seat that decides now (one-hot; 0 after the end) | 1 |
+| 18-121 | 4 seat blocks of 26, relative seats 0..3 (block r starts at 18 + 26 r): | |
+| | +0 present (1 if the seat is in the game) | 1 |
+| | +1..+7 hand, counts by card id 0..6 (hands are public knowledge) | 3 |
+| | +8..+14 tableau, counts by card id 0..6 | 5 |
+| | +15 stones | 10 |
+| | +16 VP tokens | 10 |
+| | +17..+20 offering cards by category, at least (exact for yourself) | 10 |
+| | +21..+24 offering cards by category, at most (exact for yourself) | 10 |
+| | +25 offering cards, total | 10 |
+| 122-125 | supply by category | 25 |
+| 126 | cards left in the deck | 58 |
+| 127-238 | market: column c, slot j (0 = takeable now), card id k at 127 + 28c + 7j + k (one-hot; an empty slot is all 0) | 1 |
+| 239-242 | demon column (one-hot; all 0 without the Demon variant) | 1 |
+| 243-244 | variants: oracle, demon | 1 |
+| 245-247 | number of players: 2, 3, 4 (one-hot) | 1 |
+| 248 | altar: number of cards | 10 |
+| 249-252 | altar: cards whose category you know, by category | 10 |
+| 253 | altar: cards whose category you do not know | 10 |
+| 254-269 | altar top 4 cards: depth d (0 = top), category c at 254 + 4d + c, set only where you know it (during your oracle decision: the peeked window) | 1 |
+| 270 | oracle peeks still owed (including the one being decided) | 4 |
+| 271 | oracle window size (cards peeked now; 0 outside an oracle decision) | 4 |
+| 272-278 | scored card id 0..6 (one-hot), during shrine_reward/farmer_choice only | 1 |
+| 279 | what the pending scoring decision gives (shrine: stones or VP; farmer: 1) | 5 |
+| 280 | the pending scoring decision is (or includes) the majority bonus | 1 |
+| 281-288 | cards left in the deck by card id 0..7 (7 = oracle; every dealt card was seen, so this is public) | 12 |
+| 289-292 | column of the active player's last take this turn (one-hot; scored in phase 4) | 1 |
+<!-- end of the generated observation table -->
 
 What others know of a player's offering cards: exact until that player offers face down or takes
 a card by oracle; from then on a lower and an upper bound per category (`at least`, `at most`)
 kept from public events only, together with the exact total (it lies on the table). What you
 know of the altar: the category of every card placed face up, of your own face-down cards, and
-of the cards you peeked at, until someone else takes from a window you saw (RULES.md section 5:
+of the cards you peeked at, until someone else takes from a window you saw (docs/rules.md section 5:
 you then forget that window).
 
 ### Action mask
 
 `action_mask[a] == 1` when action `a` is legal for the player to move; the mask of every other
 player is all 0, and so is everyone's after the end. Every decision is a step, even with one
-legal action. Action ids (RULES.md section 6): 0-3 take an offering card, 4 pass, 5 stonecutter,
+legal action. Action ids (docs/rules.md section 6): 0-3 take an offering card, 4 pass, 5 stonecutter,
 6 priest, 7 shrine, 8 + 3c + (k-1) play k farmers of category c, 20 discard a shrine, 21-24 put
 an own offering card on the altar, 25-28 put a supply card on the altar, 29-32 take from a
 column, 33-36 oracle take at depth d, 37 oracle take none, 38/39 shrine reward stones/VP,
@@ -92,13 +94,15 @@ column, 33-36 oracle take at depth d, 37 oracle take none, 38/39 shrine reward s
 
 0 until the end; then every winner +1 and every other player -1 (ties after the tie-breaks
 share the win), or the score difference with `reward="score"`. When the game ends, every
-agent's `infos` holds `final_scores`, `winners` (seats) and `score_breakdown` (per seat: VP
-tokens, shrines, stones, offerings by category, total).
+agent's `infos` holds `final_scores`, `winners` (seats), `decided_by` (what decided the winner:
+`"score"`, `"shrines"`, `"stones"` or `"shared"`), `altar_counts` and `altar_values` (by category)
+and `score_breakdown` (per seat: VP tokens, shrines, stones, offerings by category, total), all
+from the engine's one scoring kernel (`engine.end.score_parts`).
 
 ### Version history
 
 * v0: initial release.
-"""
+"""  # noqa: E501 (the generated observation table has long rows)
 
 from __future__ import annotations
 
@@ -109,8 +113,8 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import core as C
-from .contract import action_to_str, check_action, parse_options, score_breakdown, seed_to_uint64, state_dict
+from . import engine as C
+from .contract import action_to_str, check_action, final_result, parse_options, seed_to_uint64, state_dict
 from .render import render_ansi
 
 __all__ = ["env", "raw_env"]
@@ -159,7 +163,11 @@ class raw_env(AECEnv):
         illegal_action: str = "raise",
     ) -> None:
         super().__init__()
-        if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)) or num_players not in (2, 3, 4):
+        if (
+            isinstance(num_players, (bool, np.bool_))
+            or not isinstance(num_players, (int, np.integer))
+            or num_players not in (2, 3, 4)
+        ):
             raise ValueError(f"num_players must be the int 2, 3 or 4, got {num_players!r}")
         for flag, value in (("oracle", oracle), ("demon", demon)):
             if not isinstance(value, (bool, np.bool_)):
@@ -202,16 +210,20 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ reset / step
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``seed`` (any int) restarts the environment's stream of deal seeds;
-        each reset without a seed deals the next game of that stream. ``options`` are RULES.md
+        each reset without a seed deals the next game of that stream. ``options`` are docs/rules.md
         section 7's ``deck``/``starter_sets``/``altar``, validated before anything changes."""
         deck, starters, altar = parse_options(options, self.num_players, self.oracle)
         if seed is not None:
             self._seed_stream[0] = seed_to_uint64(seed)
         self._reset_seed = int(self._seed_stream[0])  # reset(seed=this) deals this game again
-        self._options = {k: v for k, v in (options or {}).items() if k in ("deck", "starter_sets", "altar") and v is not None}
+        self._options = {
+            k: v for k, v in (options or {}).items() if k in ("deck", "starter_sets", "altar") and v is not None
+        }
         self._actions: list[int] = []
         self._deal_seed = int(C.next_deal_seed(self._seed_stream))
-        C.init_game(self._state, self.num_players, self.oracle, self.demon, np.uint64(self._deal_seed), deck, starters, altar)
+        C.init_game(
+            self._state, self.num_players, self.oracle, self.demon, np.uint64(self._deal_seed), deck, starters, altar
+        )
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -261,11 +273,9 @@ class raw_env(AECEnv):
     def _finish(self) -> None:
         s = self._state
         n = self.num_players
-        scores = [int(v) for v in s[C.S_SCORES : C.S_SCORES + n]]
-        winners = [q for q in range(n) if int(s[C.S_WINNERS]) >> q & 1]
         C.terminal_rewards(s, self.reward_mode == "score", self._rewards_buf)
         rewards = self._rewards_buf[:n].tolist()
-        info = {"final_scores": scores, "winners": winners, "score_breakdown": score_breakdown(s)}
+        info = final_result(s)
         for q, x in enumerate(self.possible_agents):
             self.rewards[x] = float(rewards[q])
             self.terminations[x] = True
@@ -284,7 +294,7 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ tools
     def state_dict(self) -> dict[str, Any]:
-        """The whole true state (RULES.md section 8), hidden parts included; JSON-serialisable."""
+        """The whole true state (docs/rules.md section 8), hidden parts included; JSON-serialisable."""
         return state_dict(self._state)
 
     def legal_actions(self) -> list[int]:

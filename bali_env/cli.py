@@ -57,7 +57,8 @@ def _tournament(argv: list[str]) -> int:
                         help="participants, e.g. random greedy mcts:sims=200 sb3:model.zip; repeat a spec to field "
                              "it several times (greedy random random random)")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
-    parser.add_argument("--games", type=int, default=1000, help="games, rounded up to whole seat rotations (default 1000)")
+    parser.add_argument("--games", type=int, default=1000,
+                        help="games, rounded up to whole seat rotations (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="game k is dealt from seed SEED + k (default 0)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2; 1 = in-process)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,

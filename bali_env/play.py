@@ -3,7 +3,7 @@
 The human takes one seat, bots built with ``agents.base.make_agent`` (``random``, ``greedy``,
 ``mcts``, ``mcts:sims=200``, ``sb3:model.zip``) fill the others. Everything shown during the game
 is built from the human's own observation only (``decode_observation``), so the display shows
-exactly what that player may know (RULES.md section 5): never the deck order, the category of
+exactly what that player may know (docs/rules.md section 5): never the deck order, the category of
 face-down altar cards the human did not see, or another player's exact offering cards once they
 became uncertain. Bot moves are announced in the same spirit: a face-down offering is shown as
 "offer a card face down" and an oracle take as "oracle: take a card". Only after the game is over,
@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from .contract import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES
-from .view import ObservationView, decode_observation
+from . import engine as E
+from .engine.ids import ACTION_NAMES, CATEGORY_NAMES, is_oracle_take
+from .render import render_view
+from .view import decode_observation
 
 __all__ = [
     "PlayError",
@@ -38,22 +40,9 @@ __all__ = [
     "render_view",
 ]
 
-_DECISION_TEXT = {
-    "take_offering": "phase 1: take an offering card (pay stones) or pass",
-    "play": "phase 2a: play cards from your hand",
-    "offer_face_up": "phase 2b: put one of your offering cards face up on the altar",
-    "offer_face_down": "phase 2b: put one of your offering cards FACE DOWN on the altar",
-    "offer_supply": "phase 2b: put a supply card face up on the altar",
-    "refill": "phase 3: take the first card of a market column",
-    "oracle": "oracle: take one of the peeked altar cards, or none",
-    "shrine_reward": "phase 4: shrine scoring, take stones or VP",
-    "farmer_choice": "phase 4: the scored category is empty, choose another",
-    "game_over": "game over",
-}
-
 HELP_TEXT = """How to answer:
   1, 2, 3 ...      the key shown in front of a legal action
-  #29              an action id (RULES.md section 6), if it is legal now
+  #29              an action id (docs/rules.md section 6), if it is legal now
   take col         a unique prefix of a legal action's name (case does not matter)
   t / table        show the table again
   ? / help         this help
@@ -99,78 +88,12 @@ def _labels(num_players: int, seat: int, bots: dict[int, tuple[str, Any]]) -> li
 
 
 # ---------------------------------------------------------------------------- display
-def _cards(row: np.ndarray) -> str:
-    parts = [f"{int(v)} {CARD_NAMES[k]}" for k, v in enumerate(row) if v]
-    return ", ".join(parts) if parts else "-"
-
-
-def _offerings(view: ObservationView, r: int) -> str:
-    lo, hi, total = view.offerings_min[r], view.offerings_max[r], int(view.offerings_total[r])
-    parts = []
-    for c in range(4):
-        a, b = int(lo[c]), int(hi[c])
-        parts.append(f"{CATEGORY_NAMES[c]} {a}" if a == b else f"{CATEGORY_NAMES[c]} {a}-{b}")
-    exact = bool(np.array_equal(lo, hi))
-    tail = "" if exact else " (at least-at most)"
-    return f"{total} cards: " + ", ".join(parts) + tail
-
-
-def render_view(view: ObservationView, seat: int, labels: list[str]) -> str:
-    """The table as seen by the player in absolute ``seat``, built only from that player's
-    decoded observation ``view`` (relative seats are turned back into ``labels[absolute]``)."""
-    n = view.num_players
-
-    def name(rel: int) -> str:
-        return labels[(seat + rel) % n]
-
-    variants = [v for v, on in (("oracle", view.oracle), ("demon", view.demon)) if on]
-    lines = [f"=== Bali, {n} players{' (' + ', '.join(variants) + ')' if variants else ''} | you are player_{seat} ==="]
-    if view.decision == "game_over":
-        lines.append("The game is over.")
-    else:
-        lines.append(f"Active: {name(view.active)} | to decide: {name(view.to_move)}: {_DECISION_TEXT[view.decision]}")
-    lines.append("Market (take order, * = first takeable card):")
-    for col, cards in enumerate(view.market):
-        demon = " [demon: no take]" if view.demon_column == col else ""
-        text = ", ".join(("*" if j == 0 else "") + CARD_NAMES[k] for j, k in enumerate(cards)) or "(empty)"
-        lines.append(f"  column {col}{demon}: {text}")
-    lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
-                 + f" | deck: {view.deck_size} cards")
-    known = ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c])
-    top = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(c)] if c >= 0 else '?'}"
-                    for d, c in enumerate(view.altar_top) if d < view.altar_size)
-    altar = f"Altar: {view.altar_size} cards"
-    if view.altar_size:
-        altar += f" | known: {known or 'none'} | unknown: {view.altar_unknown} | top (0 = top): {top}"
-    lines.append(altar)
-    if view.decision == "oracle" and view.to_move == 0:
-        window = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(view.altar_top[d])] if view.altar_top[d] >= 0 else '?'}"
-                           for d in range(view.oracle_window))
-        lines.append(f"Oracle: you peek at the top {view.oracle_window} altar cards: {window} "
-                     f"({view.peeks_owed} peek(s) owed, this one included)")
-    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice"):
-        bonus = " (majority bonus)" if view.scoring_bonus else ""
-        what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
-        lines.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
-                     f"{view.scoring_amount} {what}{bonus}")
-    lines.append("Players (hands are public):")
-    for q in range(n):
-        r = (q - seat) % n
-        mark = ">" if view.decision != "game_over" and r == view.to_move else " "
-        act = " [active]" if view.decision != "game_over" and r == view.active else ""
-        lines.append(f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}")
-        lines.append(f"     hand:      {_cards(view.hands[r])}")
-        lines.append(f"     tableau:   {_cards(view.tableaus[r])}")
-        lines.append(f"     offerings: {_offerings(view, r)}")
-    return "\n".join(lines)
-
-
 def describe_bot_move(decision: str, action: int) -> str:
     """What every other player sees of a move: the action's name, except that a face-down
     offering hides its category and an oracle take hides which card was taken."""
     if decision == "offer_face_down":
         return "offer a card face down"
-    if decision == "oracle" and 33 <= action <= 36:
+    if decision == "oracle" and is_oracle_take(action):
         return "oracle: take a card"
     return ACTION_NAMES[action]
 
@@ -250,26 +173,25 @@ def _ask(legal: list[int], table: str, input_fn: Callable[[str], str], print_fn:
 
 # ---------------------------------------------------------------------------- end of game
 def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: list[str]) -> str:
-    """The final scoring, line by line per player, from ``info["score_breakdown"]`` and the
-    final (fully revealed) ``state`` (``state_dict()`` after the game is over); then the
-    winner(s) and the tie-break if one decided it."""
-    from . import core as C
-
+    """The final scoring, line by line per player, from the end-of-game ``info`` (``final_scores``,
+    ``winners``, ``decided_by``, ``score_breakdown``: the engine's scoring) and the final, fully
+    revealed ``state`` (``state_dict()`` after the game is over); then the winner(s) and the
+    tie-break that decided."""
     n = state["num_players"]
-    counts = np.bincount(np.asarray(state["altar"], dtype=np.int64), minlength=4)[:4]
-    values = np.zeros(4, dtype=np.int64)
-    C.altar_values(counts, values)
+    counts = np.bincount(np.asarray(state["altar"], dtype=np.int64), minlength=E.N_CATEGORIES)[: E.N_CATEGORIES]
+    values = np.zeros(E.N_CATEGORIES, dtype=np.int64)
+    E.altar_values(counts, values)
     lines = ["=== Final scoring ===",
              "Altar: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(counts[c])} cards -> worth {int(values[c])}"
-                                   for c in range(4))]
+                                   for c in range(E.N_CATEGORIES))]
     scores, winners = info["final_scores"], info["winners"]
     for q in range(n):
         b = info["score_breakdown"][q]
-        shrines = state["tableaus"][q][2]
+        shrines = state["tableaus"][q][E.SHRINE]
         stones = state["stones"][q]
         lines.append(f"{labels[q]}:")
-        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines} x 4", b["shrines"]),
-                (f"stones   {stones} // 5", b["stones"])]
+        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines} x {E.SHRINE_POINTS}", b["shrines"]),
+                (f"stones   {stones} // {E.STONES_PER_POINT}", b["stones"])]
         rows += [(f"{cat:<8} {state['offerings'][q][c]} cards x {int(values[c])}", b["offerings"][cat])
                  for c, cat in enumerate(CATEGORY_NAMES)]
         rows.append(("total", b["total"]))
@@ -277,21 +199,20 @@ def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: l
     best = max(scores)
     tied = [q for q in range(n) if scores[q] == best]
     names = " and ".join(labels[q] for q in winners)
-    if len(tied) == 1:
+    tied_names = ", ".join(labels[q] for q in tied)
+    decided_by = info["decided_by"]
+    if decided_by == "score":
         lines.append(f"Winner: {names} with {best} points.")
+    elif decided_by == "shrines":
+        shr = ", ".join(str(state["tableaus"][q][E.SHRINE]) for q in tied)
+        lines.append(f"Tie at {best} points between {tied_names}; broken by shrines ({shr}): winner {names}.")
+    elif decided_by == "stones":
+        st = ", ".join(str(state["stones"][q]) for q in tied)
+        lines.append(f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
+                     f"({st}): winner {names}.")
     else:
-        shr = [state["tableaus"][q][2] for q in tied]
-        tied_names = ", ".join(labels[q] for q in tied)
-        if len(set(shr)) > 1 and len(winners) < len(tied):
-            lines.append(f"Tie at {best} points between {tied_names}; broken by shrines "
-                         f"({', '.join(str(s) for s in shr)}): winner {names}.")
-        elif len(winners) < len(tied):
-            st = [state["stones"][q] for q in tied]
-            lines.append(f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
-                         f"({', '.join(str(s) for s in st)}): winner {names}.")
-        else:
-            lines.append(f"Tie at {best} points between {tied_names}, also on shrines and stones: "
-                         f"shared win for {names}.")
+        lines.append(f"Tie at {best} points between {tied_names}, also on shrines and stones: "
+                     f"shared win for {names}.")
     return "\n".join(lines)
 
 

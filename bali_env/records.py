@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 FORMAT = "bali-env game record"
 VERSION = 1
@@ -65,7 +66,9 @@ def _check_schema(record: Any) -> None:
     if not isinstance(record, dict):
         raise ValueError("a game record is a JSON object")
     if record.get("format") != FORMAT or record.get("version") != VERSION:
-        raise ValueError(f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, version={record.get('version')!r})")
+        raise ValueError(
+            f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, version={record.get('version')!r})"
+        )
     for key, kind in (("num_players", int), ("variants", dict), ("seed", int), ("actions", list)):
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
             raise ValueError(f"record field {key!r} must be {kind.__name__}, got {record.get(key)!r}")
@@ -114,8 +117,7 @@ def replay_states(record: dict[str, Any]) -> list[Any]:
 def validate_record(record: dict[str, Any]) -> Any:
     """Replay ``record`` and check it reaches its recorded final scores and winners; return the
     final env. Raises ValueError saying what is wrong."""
-    for env in _replay(record):
-        pass
+    *_, env = _replay(record)  # run the whole replay; keep the env at the last position
     s = env.state_dict()
     if s["scores"] != record.get("final_scores") or s["winners"] != record.get("winners"):
         raise ValueError(f"record does not replay to its result: recorded scores {record.get('final_scores')} "

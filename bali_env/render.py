@@ -1,78 +1,134 @@
-"""A compact text picture of the Bali table (public information only: no deck order, no altar
-categories, offering cards shown as counts), used by ``render_mode="ansi"`` and ``"human"``."""
+"""The one text renderer of the table: ``render_view`` draws what one player knows (their
+decoded observation) or what everybody knows (``public_view``).
+
+It serves ``render_mode="ansi"``/``"human"`` (the public table, ``render_ansi``), ``bali play``
+(the human's own view) and ``bali replay`` (either). Nothing here reads hidden information:
+``public_view`` keeps of the true state only what every player knows (docs/rules.md section 5).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from . import core as C
-from .contract import CATEGORY_NAMES
-
-_SHORT = ("Stone", "Priest", "Shrine", "Rice", "Peanut", "Banana", "Chili")
-_CAT_SHORT = ("rice", "pean", "bana", "chil")
-_DECISION_TEXT = {
-    "take_offering": "phase 1: take an offering card or pass",
-    "play": "phase 2a: play cards",
-    "offer_face_up": "phase 2b: offer a card face up",
-    "offer_face_down": "phase 2b: offer own card face down",
-    "offer_supply": "phase 2b: offer a supply card",
-    "refill": "phase 3: take a market card",
-    "oracle": "oracle: take an altar card or none",
-    "shrine_reward": "phase 4: shrine reward, stones or VP",
-    "farmer_choice": "phase 4: scored category empty, choose another",
-    "game_over": "game over",
-}
+from . import engine as E
+from .engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES, DECISION_TEXT
+from .view import ObservationView, decode_observation
 
 
-def _counts(row: np.ndarray) -> str:
-    parts = [f"{int(v)} {_SHORT[k]}" for k, v in enumerate(row) if v]
+def _cards(row: np.ndarray) -> str:
+    parts = [f"{int(v)} {CARD_NAMES[k]}" for k, v in enumerate(row) if v]
     return ", ".join(parts) if parts else "-"
 
 
-def render_ansi(s: np.ndarray) -> str:
-    """Return the table as text: header, market columns, altar/supply/deck, one line per seat."""
-    n = int(s[C.S_NUM_PLAYERS])
-    over = int(s[C.S_PHASE]) == C.PH_GAME_OVER
-    variants = [v for v, on in (("oracle", s[C.S_ORACLE]), ("demon", s[C.S_DEMON])) if on]
-    decision = C.DECISION_NAMES[C._decision_index(s)]
-    who = "" if over else f"player_{int(s[C.S_TO_MOVE])} to decide, "
-    lines = [
-        f"Bali, {n} players{', ' + '+'.join(variants) if variants else ''} | turn {int(s[C.S_TURN]) + 1}, "
-        f"active player_{int(s[C.S_ACTIVE])} | {who}{_DECISION_TEXT[decision]}"
-    ]
-    heads, cols = [], []
-    for col in range(4):
-        demon = " (demon)" if s[C.S_DEMON] and s[C.S_DEMON_COL] == col else ""
-        heads.append(f"col {col}{demon}")
-        pos, length = int(s[C.S_COL_POS + col]), int(s[C.S_COL_LEN + col])
-        cols.append([_SHORT[int(s[C.S_MARKET + 4 * col + j])] for j in range(pos, length)])
-    lines.append("Market  " + "".join(f"{h:<15}" for h in heads))
-    for j in range(4):
-        cells = [(c[j] if j < len(c) else "") + (" <" if j == 0 and c else "") for c in cols]
-        lines.append("        " + "".join(f"{x:<15}" for x in cells))
-    L = int(s[C.S_ALTAR_LEN])
-    if L == 0:
-        top = "empty"
-    elif s[C.S_ALTAR_KNOWN + L - 1] == (1 << n) - 1:
-        top = f"top {CATEGORY_NAMES[int(s[C.S_ALTAR + L - 1])]} (face up)"
+def _offerings(view: ObservationView, r: int) -> str:
+    lo, hi, total = view.offerings_min[r], view.offerings_max[r], int(view.offerings_total[r])
+    parts = []
+    for c in range(E.N_CATEGORIES):
+        a, b = int(lo[c]), int(hi[c])
+        parts.append(f"{CATEGORY_NAMES[c]} {a}" if a == b else f"{CATEGORY_NAMES[c]} {a}-{b}")
+    tail = "" if np.array_equal(lo, hi) else " (at least-at most)"
+    return f"{total} cards: " + ", ".join(parts) + tail
+
+
+def _market(view: ObservationView) -> list[str]:
+    """The four columns side by side, in take order; ``<`` marks the card a take gets."""
+    heads = [f"col {col}" + (" (demon)" if view.demon_column == col else "") for col in range(E.N_COLUMNS)]
+    lines = [("Market  " + "".join(f"{h:<15}" for h in heads)).rstrip()]
+    for j in range(E.COLUMN_SIZE):
+        cells = [(CARD_SHORT[c[j]] if j < len(c) else "") + (" <" if j == 0 and c else "") for c in view.market]
+        lines.append(("        " + "".join(f"{x:<15}" for x in cells)).rstrip())
+    return lines
+
+
+def render_view(view: ObservationView, seat: int | None, labels: list[str], final: dict | None = None) -> str:
+    """The table as the player in absolute ``seat`` knows it, from their decoded observation
+    ``view`` (relative seats are turned back into ``labels[absolute]``); ``seat=None`` for the
+    public table (``public_view``). ``final`` (``contract.final_result``) adds the scores."""
+    n = view.num_players
+    me = 0 if seat is None else seat
+
+    def name(rel: int) -> str:
+        return labels[(me + rel) % n]
+
+    variants = [v for v, on in (("oracle", view.oracle), ("demon", view.demon)) if on]
+    who = "public table" if seat is None else f"you are player_{seat}"
+    lines = [f"=== Bali, {n} players{' (' + ', '.join(variants) + ')' if variants else ''} | {who} ==="]
+    if view.decision == "game_over":
+        lines.append("--- game over ---")
     else:
-        top = "top face down"
-    supply = " ".join(f"{_CAT_SHORT[c]} {int(s[C.S_SUPPLY + c])}" for c in range(4))
-    deck = int(s[C.S_DECK_LEN] - s[C.S_DECK_POS])
-    lines.append(f"Altar {L} cards, {top} | Supply {supply} | Deck {deck}")
-    if s[C.S_PHASE] == C.PH_ORACLE:
-        lines.append(f"Oracle: player_{int(s[C.S_ACTIVE])} peeks at the top {int(s[C.S_WINDOW])} altar cards")
+        lines.append(f"Active: {name(view.active)} | to decide: {name(view.to_move)}: {DECISION_TEXT[view.decision]}")
+    lines += _market(view)
+    lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
+                 + f" | deck: {view.deck_size} cards")
+    known = ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c])
+    top = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(c)] if c >= 0 else '?'}"
+                    for d, c in enumerate(view.altar_top) if d < view.altar_size)
+    altar = f"Altar: {view.altar_size} cards"
+    if view.altar_size:
+        altar += f" | known: {known or 'none'} | unknown: {view.altar_unknown} | top (0 = top): {top}"
+    lines.append(altar)
+    if view.decision == "oracle":
+        if seat is not None and view.to_move == 0:
+            window = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(view.altar_top[d])] if view.altar_top[d] >= 0 else '?'}"
+                               for d in range(view.oracle_window))
+            lines.append(f"Oracle: you peek at the top {view.oracle_window} altar cards: {window} "
+                         f"({view.peeks_owed} peek(s) owed, this one included)")
+        else:
+            lines.append(f"Oracle: {name(view.to_move)} peeks at the top {view.oracle_window} altar cards")
+    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice"):
+        bonus = " (majority bonus)" if view.scoring_bonus else ""
+        what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
+        lines.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
+                     f"{view.scoring_amount} {what}{bonus}")
+    lines.append("Players (hands are public):")
+    over = view.decision == "game_over"
     for q in range(n):
-        mark = ">" if (not over and q == s[C.S_TO_MOVE]) else " "
-        hand = _counts(s[C.S_HANDS + q * 7 : C.S_HANDS + q * 7 + 7])
-        tab = _counts(s[C.S_TABLEAUS + q * 7 : C.S_TABLEAUS + q * 7 + 7])
-        offer = int(s[C.S_OFFERINGS + q * 4 : C.S_OFFERINGS + q * 4 + 4].sum())
-        line = (
-            f"{mark}player_{q}: stones {int(s[C.S_STONES + q]):>2} VP {int(s[C.S_VP + q]):>2} "
-            f"offerings {offer:>2} | hand {hand} | tableau {tab}"
-        )
-        if over:
-            won = " WINNER" if int(s[C.S_WINNERS]) >> q & 1 else ""
-            line += f" | score {int(s[C.S_SCORES + q])}{won}"
+        r = (q - me) % n
+        mark = ">" if not over and r == view.to_move else " "
+        act = " [active]" if not over and r == view.active else ""
+        line = f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}"
+        if final is not None:
+            line += f" | score {final['final_scores'][q]}" + (" WINNER" if q in final["winners"] else "")
         lines.append(line)
+        lines.append(f"     hand:      {_cards(view.hands[r])}")
+        lines.append(f"     tableau:   {_cards(view.tableaus[r])}")
+        lines.append(f"     offerings: {_offerings(view, r)}")
     return "\n".join(lines)
+
+
+def public_view(s: np.ndarray) -> ObservationView:
+    """What every player knows of the state ``s``, as an ``ObservationView`` from seat 0's
+    chair: seat 0's observation with its private knowledge (its exact offering cards, the altar
+    cards only it saw) replaced by the public knowledge."""
+    obs = np.zeros(E.OBS_DIM, dtype=np.float32)
+    mask = np.zeros(E.N_ACTIONS, dtype=np.int8)
+    E.observe(s, 0, obs, mask)
+    view = decode_observation(obs)
+    v = E.view(s)
+    n = view.num_players
+    everyone = (1 << n) - 1
+    top = int(s[E.S_ALTAR_LEN])
+    known = np.zeros(E.N_CATEGORIES, dtype=np.int64)
+    for i in range(top):
+        if int(v.altar_known[i]) == everyone:
+            known[int(v.altar[i])] += 1
+    altar_top = np.full(E.ORACLE_WINDOW, -1, dtype=np.int64)
+    for d in range(min(E.ORACLE_WINDOW, top)):
+        i = top - 1 - d
+        if int(v.altar_known[i]) == everyone:
+            altar_top[d] = int(v.altar[i])
+    lo, hi = view.offerings_min.copy(), view.offerings_max.copy()
+    lo[0], hi[0] = v.known_min[0], v.known_max[0]
+    return dataclasses.replace(view, offerings_min=lo, offerings_max=hi, altar_known=known,
+                               altar_unknown=top - int(known.sum()), altar_top=altar_top)
+
+
+def render_ansi(s: np.ndarray) -> str:
+    """The public table of the state ``s`` as text (``render_mode="ansi"``); the scores once over."""
+    from .contract import final_result
+
+    n = int(s[E.S_NUM_PLAYERS])
+    final = final_result(s) if int(s[E.S_PHASE]) == E.PH_GAME_OVER else None
+    return render_view(public_view(s), None, [f"player_{q}" for q in range(n)], final)

@@ -11,7 +11,8 @@ a clear message (exit code 2).
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .contract import action_to_str
 from .records import load_record, replay_states
@@ -31,7 +32,7 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
     if seat is None:
         lines.append(env.render())
     else:
-        from .play import render_view
+        from .render import render_view
         from .view import decode_observation
 
         who = record.get("agents") or [None] * env.num_players
@@ -39,11 +40,14 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
         view = decode_observation(env.observe(env.possible_agents[seat])["observation"])
         lines.append(render_view(view, seat, labels))
     if i == n_steps and record.get("final_scores") is not None:
-        lines.append(f"final scores {record['final_scores']}, winners {['player_%d' % w for w in record['winners']]}")
+        winners = [f"player_{int(w)}" for w in record["winners"]]
+        lines.append(f"final scores {record['final_scores']}, winners {winners}")
     return "\n".join(lines)
 
 
-def run(argv: list[str] | None = None, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print) -> int:
+def run(
+    argv: list[str] | None = None, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print
+) -> int:
     """Entry point of ``bali replay``; returns the exit code."""
     p = argparse.ArgumentParser(prog="bali replay", description="Step through a saved Bali game record.")
     p.add_argument("file")

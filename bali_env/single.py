@@ -12,18 +12,19 @@ Opponents are agents (``agents.Agent``: anything with ``act(observation, action_
 other seat, cycling through the given list. The learner's seat is ``learner_seat``: ``"random"``
 (from the env's seeded generator; the default), ``"rotate"`` (seat = episode number mod n) or a
 fixed seat number. An illegal learner action raises ValueError, or with
-``illegal_action="terminate"`` ends the episode with reward -1. With ``"random"`` the same ``reset(seed=...)`` gives the same game and seat,
-as Gymnasium's checker expects.
+``illegal_action="terminate"`` ends the episode with reward -1. With ``"random"`` the same
+``reset(seed=...)`` gives the same game and seat, as Gymnasium's checker expects.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 
-from . import core as C
+from . import engine as C
 from .bali_v0 import raw_env
 
 
@@ -48,8 +49,11 @@ class BaliSingleAgentEnv(gymnasium.Env):
         self.opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if not self.opponents or not all(hasattr(o, "act") for o in self.opponents):
             raise ValueError("opponents must be one agent or a list of agents with act(observation, action_mask)")
-        if not (learner_seat in ("rotate", "random") or (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)):
-            raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat in 0..{num_players - 1}, got {learner_seat!r}")
+        fixed_seat = isinstance(learner_seat, int) and 0 <= learner_seat < num_players
+        if not (learner_seat in ("rotate", "random") or fixed_seat):
+            raise ValueError(
+                f"learner_seat must be 'rotate', 'random' or a seat in 0..{num_players - 1}, got {learner_seat!r}"
+            )
         self.num_players = num_players
         self.learner_seat_mode = learner_seat
         self.render_mode = render_mode

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import core as C
+from . import engine as C
 from .contract import check_action, parse_options, seed_to_uint64
 
 PARALLEL_MIN_ENVS = 512  #: below this many games one thread beats a parallel region (measured on 2 cores)
@@ -94,7 +94,7 @@ class BaliVectorEnv:
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal all N games. ``seed`` restarts the streams (game i uses ``seed + i``); ``options``
-        (RULES.md section 7) apply to every game, now and at every automatic reset.
+        (docs/rules.md section 7) apply to every game, now and at every automatic reset.
         Returns ``(obs [N, OBS_DIM], info)`` with ``info["action_mask"]`` and ``info["to_move"]``."""
         options_arrays = parse_options(options, self.num_players, self.oracle)
         if seed is not None:
@@ -123,7 +123,7 @@ class BaliVectorEnv:
         i = int(i)
         self._streams[i] = seed_to_uint64(seed)
         deck, starters, altar = self._options
-        C._batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+        C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
                            altar, self.obs, self.action_masks, self.to_move)
         self.rewards[i] = 0.0
         self.terminated[i] = False
@@ -147,7 +147,9 @@ class BaliVectorEnv:
                      self.terminated, self.final_scores, self.winner_masks)
         if bad >= 0:
             legal = np.flatnonzero(self.action_masks[bad]).tolist()
-            raise ValueError(f"illegal action {int(acts[bad])} in game {bad} (seat {int(self.to_move[bad])} to move); legal: {legal}")
+            raise ValueError(
+                f"illegal action {int(acts[bad])} in game {bad} (seat {int(self.to_move[bad])} to move); legal: {legal}"
+            )
         info: dict[str, Any] = {"action_mask": self.action_masks, "to_move": self.to_move, "_final": self.terminated}
         if self.terminated.any():
             info["final_scores"] = self.final_scores
@@ -174,7 +176,7 @@ class BaliVectorEnv:
         return obs, masks
 
     def state_dict(self, i: int) -> dict[str, Any]:
-        """The full true state of game i (RULES.md section 8)."""
+        """The full true state of game i (docs/rules.md section 8)."""
         from .contract import state_dict
 
         return state_dict(self.states[i])

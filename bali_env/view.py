@@ -1,8 +1,9 @@
 """Decode an observation vector back into readable counts: ``decode_observation(obs)``.
 
-For agents and tools that reason about the table (the greedy agent, the search agent, a human
-front end). It reads only the observation, so it knows exactly what that player knows. Seats
-are relative: index 0 is the observer, 1 the next player clockwise, and so on.
+For agents and tools that reason about the table (the greedy agent, ``bali play``, replays). It
+reads only the observation, so it knows exactly what that player knows. Offsets and scales come
+from the one observation spec (``bali_env.engine.obs_spec``). Seats are relative: index 0 is the
+observer, 1 the next player clockwise, and so on.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import core as C
+from .engine import ids
+from .engine.obs_spec import FIELDS, OBS_DIM, OFFSET, SEAT_FIELDS, SEAT_OFFSET, SEAT_WIDTH
 
 
 @dataclass(frozen=True)
 class ObservationView:
     """One player's observation as integer counts (seats relative to the observer)."""
 
-    decision: str  #: one of core.DECISION_NAMES
+    decision: str  #: one of ids.DECISION_NAMES
     num_players: int
     oracle: bool
     demon: bool
@@ -53,53 +55,71 @@ class ObservationView:
         return self.offerings_min[0]
 
 
-def _counts(values: np.ndarray, scale: float) -> np.ndarray:
-    return np.rint(np.asarray(values, dtype=np.float64) * scale).astype(np.int64)
+def _raw(o: np.ndarray, key: str) -> np.ndarray:
+    """The slots of one field."""
+    return o[OFFSET[key] : OFFSET[key] + FIELDS[key].width]
+
+
+def _count(o: np.ndarray, key: str) -> np.ndarray:
+    """A field's slots as the integer counts they encode."""
+    return np.rint(_raw(o, key).astype(np.float64) * FIELDS[key].scale).astype(np.int64)
+
+
+def _one_hot(o: np.ndarray, key: str) -> int:
+    """The index set in a one-hot field, -1 if none."""
+    v = _raw(o, key)
+    return int(np.argmax(v)) if v.any() else -1
+
+
+def _seat_counts(blocks: np.ndarray, key: str) -> np.ndarray:
+    """One seat field of every seat block, as counts ([n, width], or [n] for a single slot)."""
+    f = next(g for g in SEAT_FIELDS if g.key == key)
+    a = SEAT_OFFSET[key]
+    values = np.rint(blocks[:, a : a + f.width].astype(np.float64) * f.scale).astype(np.int64)
+    return values[:, 0] if f.width == 1 else values
 
 
 def decode_observation(obs: np.ndarray) -> ObservationView:
     """Turn a float32[OBS_DIM] observation into an ``ObservationView`` of integer counts."""
     o = np.asarray(obs)
-    if o.shape != (C.OBS_DIM,):
-        raise ValueError(f"an observation has shape ({C.OBS_DIM},), got {o.shape}")
-    n = int(np.argmax(o[C.O_NUM_PLAYERS : C.O_NUM_PLAYERS + 3])) + 2
-    blocks = o[C.O_SEATS : C.O_SEATS + n * C.SEAT_WIDTH].reshape(n, C.SEAT_WIDTH)
-    market = []
-    cells = o[C.O_MARKET : C.O_MARKET + 4 * 4 * C.N_CARD_TYPES].reshape(4, 4, C.N_CARD_TYPES)
-    for col in range(4):
-        market.append(tuple(int(np.argmax(cells[col, j])) for j in range(4) if cells[col, j].any()))
-    top = o[C.O_ALTAR_TOP : C.O_ALTAR_TOP + 16].reshape(4, 4)
-    scoring = o[C.O_SCORING : C.O_SCORING + 7]
-    demon = o[C.O_DEMON : C.O_DEMON + 4]
-    last = o[C.O_LAST_COL : C.O_LAST_COL + 4]
-    to_move = o[C.O_TO_MOVE : C.O_TO_MOVE + 4]
+    if o.shape != (OBS_DIM,):
+        raise ValueError(f"an observation has shape ({OBS_DIM},), got {o.shape}")
+    n = _one_hot(o, "num_players") + 2
+    seats = OFFSET["seats"]
+    blocks = o[seats : seats + n * SEAT_WIDTH].reshape(n, SEAT_WIDTH)
+    cells = _raw(o, "market").reshape(ids.N_COLUMNS, ids.COLUMN_SIZE, ids.N_CARD_TYPES)
+    market = tuple(tuple(int(np.argmax(cells[col, j])) for j in range(ids.COLUMN_SIZE) if cells[col, j].any())
+                   for col in range(ids.N_COLUMNS))
+    top = _raw(o, "altar_top").reshape(ids.ORACLE_WINDOW, ids.N_CATEGORIES)
+    variants = _raw(o, "variants")
     return ObservationView(
-        decision=C.DECISION_NAMES[int(np.argmax(o[C.O_DECISION : C.O_DECISION + 10]))],
+        decision=ids.DECISION_NAMES[_one_hot(o, "decision")],
         num_players=n,
-        oracle=bool(o[C.O_VARIANTS]),
-        demon=bool(o[C.O_VARIANTS + 1]),
-        active=int(np.argmax(o[C.O_ACTIVE : C.O_ACTIVE + 4])),
-        to_move=int(np.argmax(to_move)) if to_move.any() else -1,
-        hands=_counts(blocks[:, C.SO_HAND : C.SO_HAND + 7], 3),
-        tableaus=_counts(blocks[:, C.SO_TABLEAU : C.SO_TABLEAU + 7], 5),
-        stones=_counts(blocks[:, C.SO_STONES], 10),
-        vp_tokens=_counts(blocks[:, C.SO_VP], 10),
-        offerings_min=_counts(blocks[:, C.SO_OFF_MIN : C.SO_OFF_MIN + 4], 10),
-        offerings_max=_counts(blocks[:, C.SO_OFF_MAX : C.SO_OFF_MAX + 4], 10),
-        offerings_total=_counts(blocks[:, C.SO_OFF_TOTAL], 10),
-        supply=_counts(o[C.O_SUPPLY : C.O_SUPPLY + 4], 25),
-        deck_size=int(np.rint(o[C.O_DECK] * 58)),
-        deck_cards=_counts(o[C.O_DECK_CARDS : C.O_DECK_CARDS + 8], 12),
-        market=tuple(market),
-        demon_column=int(np.argmax(demon)) if demon.any() else -1,
-        altar_size=int(np.rint(o[C.O_ALTAR] * 10)),
-        altar_known=_counts(o[C.O_ALTAR + 1 : C.O_ALTAR + 5], 10),
-        altar_unknown=int(np.rint(o[C.O_ALTAR + 5] * 10)),
-        altar_top=np.array([int(np.argmax(top[d])) if top[d].any() else -1 for d in range(4)], dtype=np.int64),
-        peeks_owed=int(np.rint(o[C.O_ORACLE] * 4)),
-        oracle_window=int(np.rint(o[C.O_ORACLE + 1] * 4)),
-        scored_type=int(np.argmax(scoring)) if scoring.any() else -1,
-        scoring_amount=int(np.rint(o[C.O_SCORING + 7] * 5)),
-        scoring_bonus=bool(o[C.O_SCORING + 8]),
-        last_take_column=int(np.argmax(last)) if last.any() else -1,
+        oracle=bool(variants[0]),
+        demon=bool(variants[1]),
+        active=_one_hot(o, "active"),
+        to_move=_one_hot(o, "to_move"),
+        hands=_seat_counts(blocks, "hand"),
+        tableaus=_seat_counts(blocks, "tableau"),
+        stones=_seat_counts(blocks, "stones"),
+        vp_tokens=_seat_counts(blocks, "vp_tokens"),
+        offerings_min=_seat_counts(blocks, "offerings_min"),
+        offerings_max=_seat_counts(blocks, "offerings_max"),
+        offerings_total=_seat_counts(blocks, "offerings_total"),
+        supply=_count(o, "supply"),
+        deck_size=int(_count(o, "deck")[0]),
+        deck_cards=_count(o, "deck_cards"),
+        market=market,
+        demon_column=_one_hot(o, "demon"),
+        altar_size=int(_count(o, "altar_size")[0]),
+        altar_known=_count(o, "altar_known"),
+        altar_unknown=int(_count(o, "altar_unknown")[0]),
+        altar_top=np.array([int(np.argmax(top[d])) if top[d].any() else -1 for d in range(ids.ORACLE_WINDOW)],
+                           dtype=np.int64),
+        peeks_owed=int(_count(o, "oracle_peeks")[0]),
+        oracle_window=int(_count(o, "oracle_window")[0]),
+        scored_type=_one_hot(o, "scoring_type"),
+        scoring_amount=int(_count(o, "scoring_amount")[0]),
+        scoring_bonus=bool(_raw(o, "scoring_bonus")[0]),
+        last_take_column=_one_hot(o, "last_take"),
     )

@@ -31,7 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int 
         env.reset(seed=seed)
         t0 = time.perf_counter()
         while True:
-            for agent in env.agent_iter():
+            for _agent in env.agent_iter():
                 obs, _, term, trunc, _ = env.last()
                 if term or trunc:
                     action = None
@@ -144,7 +145,9 @@ def openspiel_steps_per_second(game_name: str, seconds: float, seed: int = 0) ->
                     state.apply_action(outcomes[int(rnd.random() * len(outcomes))][0])
                     continue
                 p = state.current_player()
-                np.asarray(state.observation_tensor(p) if use_obs else state.information_state_tensor(p), dtype=np.float32)
+                np.asarray(
+                    state.observation_tensor(p) if use_obs else state.information_state_tensor(p), dtype=np.float32
+                )
                 legal = state.legal_actions()
                 state.apply_action(legal[int(rnd.random() * len(legal))])
                 steps += 1
@@ -156,7 +159,8 @@ def openspiel_steps_per_second(game_name: str, seconds: float, seed: int = 0) ->
     play(min(0.3, seconds))
     steps, games, elapsed = play(seconds)
     tensor = "observation_tensor" if use_obs else "information_state_tensor"
-    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games, "tensor": tensor}
+    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games,
+            "tensor": tensor}
 
 
 def bench_aec(seconds: float) -> dict[str, Any]:
@@ -166,7 +170,9 @@ def bench_aec(seconds: float) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for oracle, demon in ((False, False), (True, True)):
         tag = "bali_v0" + ("+oracle+demon" if oracle else "")
-        results[tag] = aec_steps_per_second(lambda: bali_env.env(num_players=4, oracle=oracle, demon=demon), seconds)
+        results[tag] = aec_steps_per_second(
+            lambda oracle=oracle, demon=demon: bali_env.env(num_players=4, oracle=oracle, demon=demon), seconds
+        )
     for name in ("connect_four_v3", "texas_holdem_v4"):
         try:
             results[f"pettingzoo:{name}"] = aec_steps_per_second(_pettingzoo_anchor(name), seconds)
@@ -182,8 +188,10 @@ def bench_aec(seconds: float) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- batched env, rollouts
 def random_masked_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
-    """One uniform random legal action per row of ``masks`` (NumPy only)."""
-    return np.argmax(masks * rng.random(masks.shape, dtype=np.float32), axis=1)
+    """One uniform random legal action per row of ``masks`` (NumPy only). The random keys lie in
+    [1, 2), so a legal action always beats the illegal ones (a key of exactly 0 once made the
+    benchmark pick an illegal action)."""
+    return np.argmax(masks * (rng.random(masks.shape, dtype=np.float32) + 1.0), axis=1)
 
 
 def bench_vector(sizes: tuple[int, ...], seconds: float, num_players: int = 4) -> dict[str, Any]:
@@ -265,23 +273,29 @@ def _table(results: dict[str, Any]) -> str:
         if "skipped" in r:
             lines.append(f"{name:<34}{'-':>14}{'-':>12}  skipped: {r['skipped'][:60]}")
             continue
-        note = f"{r['steps_per_s'] / anchor:.1f}x connect_four_v3" if anchor and name.startswith("bali") else r.get("tensor", "")
+        if anchor and name.startswith("bali"):
+            note = f"{r['steps_per_s'] / anchor:.1f}x connect_four_v3"
+        else:
+            note = r.get("tensor", "")
         lines.append(f"{name:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}  {note}")
     for n, r in results.get("vector", {}).items():
         note = f"{r['steps_per_s'] / anchor:.0f}x connect_four_v3" if anchor else ""
         lines.append(f"{'BaliVectorEnv N=' + n:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}  {note}")
     for r in results.get("rollout", {}).values():
-        lines.append(f"{'rollout kernel, ' + str(r['threads']) + ' thread(s)':<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}")
+        label = "rollout kernel, " + str(r["threads"]) + " thread(s)"
+        lines.append(f"{label:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}")
     mem = results.get("memory")
     if mem:
         lines.append(
-            f"memory: {mem['state_bytes_per_game']} bytes of state per game; largest batch (N={mem['largest_batch']}) "
-            f"buffers {mem['largest_batch_buffer_bytes'] / 2**20:.1f} MiB; peak RSS {mem['peak_rss_bytes'] / 2**20:.0f} MiB"
+            f"memory: {mem['state_bytes_per_game']} bytes of state per game; "
+            f"largest batch (N={mem['largest_batch']}) buffers {mem['largest_batch_buffer_bytes'] / 2**20:.1f} MiB; "
+            f"peak RSS {mem['peak_rss_bytes'] / 2**20:.0f} MiB"
         )
     st = results.get("startup")
     if st:
         lines.append(
-            f"start-up (import + first step): cold {st['first_step_cold_s']:.1f} s, cached {st['first_step_cached_s']:.2f} s "
+            f"start-up (import + first step): cold {st['first_step_cold_s']:.1f} s, "
+            f"cached {st['first_step_cached_s']:.2f} s "
             f"(import alone: {st['import_cold_s']:.2f} / {st['import_cached_s']:.2f} s)"
         )
     return "\n".join(lines)
@@ -342,7 +356,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["vector"] = bench_vector(sizes, seconds)
     print("measuring the rollout kernel ...", flush=True)
     results["rollout"] = bench_rollout(200 if args.quick else 20000)
-    from bali_env import core
+    from bali_env import engine as core
 
     largest = str(max(sizes))
     results["memory"] = {
@@ -353,7 +367,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
 
     m = results["machine"]
-    print(f"\nmachine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, numba {m['versions']['numba']}")
+    print(f"\nmachine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, "
+          f"numba {m['versions']['numba']}")
     print(_table(results))
     (args.out / "bench.json").write_text(json.dumps(results, indent=2))
     try:

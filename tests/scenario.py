@@ -2,18 +2,18 @@
 
 A scenario is a game dealt with chosen ``reset`` options (a deck built from a chosen prefix,
 chosen starter sets, a chosen Oracle altar) and driven with chosen actions, each checked to be
-legal before it is played. Everything here is plain bookkeeping of RULES.md ids: no rule of the
+legal before it is played. Everything here is plain bookkeeping of docs/rules.md ids: no rule of the
 game is computed here, so the tests' expected numbers stay independent of the engine.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import bali_env
 
-# ----------------------------------------------------------------------------- card ids (RULES.md 1)
+# ----------------------------------------------------------------------------- card ids (docs/rules.md 1)
 SC, PR, SH = 0, 1, 2  # stonecutter, priest, shrine
 RF, PF, BF, CF = 3, 4, 5, 6  # rice, peanut, banana, chili farmer
 OR = 7  # oracle (Oracle variant only)
@@ -22,7 +22,7 @@ FARMER_OF = (RF, PF, BF, CF)  # farmer card id of category c
 # ----------------------------------------------------------------------------- category ids
 RICE, PEANUTS, BANANAS, CHILIES = 0, 1, 2, 3
 
-# ----------------------------------------------------------------------------- action ids (RULES.md 6)
+# ----------------------------------------------------------------------------- action ids (docs/rules.md 6)
 PASS = 4
 PLAY_SC, PLAY_PR, PLAY_SH = 5, 6, 7
 DISCARD = 20
@@ -172,7 +172,7 @@ class Game:
     def legal(self) -> list[int]:
         return self.env.legal_actions()
 
-    def act(self, *actions: int) -> "Game":
+    def act(self, *actions: int) -> Game:
         """Play the actions in order, asserting each is legal for the agent to move."""
         for a in actions:
             sd = self.sd
@@ -185,7 +185,7 @@ class Game:
             self.env.step(a)
         return self
 
-    def turn(self, play: int, takes: Iterable[int], offering: int = PASS) -> "Game":
+    def turn(self, play: int, takes: Iterable[int], offering: int = PASS) -> Game:
         """A plain turn with no decision in phase 2b or 4: offering choice, one play, the takes."""
         self.act(offering, play, *takes)
         return self

@@ -1,5 +1,6 @@
 """The PettingZoo API of ``bali_v0``: PettingZoo's ``api_test``/``seed_test`` and the generic
-checker ``bali_env.api_check.check_env`` on all 12 configurations, the metadata, agents, spaces,
+checker ``bali_env.api_check.check_env`` on all 12 configurations (with the Bali end-of-game and
+illegal-action hooks defined here), the metadata, agents, spaces,
 the registry entry, rendering, action names, and the documented observation layout (the table in
 the ``bali_v0`` docstring against the ``O_*`` constants of ``core`` and against what ``observe``
 really writes for random positions)."""
@@ -8,10 +9,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
 
 import gymnasium
 import numpy as np
 import pytest
+from pettingzoo.utils.env import AECEnv
 
 import bali_env
 from bali_env import bali_v0
@@ -30,11 +35,62 @@ def make(config, **kwargs):
 
 
 # ----------------------------------------------------------------------------- the checker
+def bali_final_check(env: AECEnv, where: str) -> None:
+    """The end of a ``bali_v0`` game (a ``final_check`` hook of ``check_env``): every agent's
+    ``infos`` holds the same ``final_scores``, ``winners`` and ``score_breakdown``; the breakdown
+    parts add up to each total, which is the final score; scores and winners agree with
+    ``state_dict()``; the rewards follow the documented definition of the reward mode. The score
+    rule and the tie-breaks are the engine's: they are not recomputed here."""
+    n = len(env.possible_agents)
+    info = env.infos[env.possible_agents[0]]
+    for a in env.possible_agents:
+        for key in ("final_scores", "winners", "score_breakdown"):
+            assert key in env.infos[a], f"{where}: infos[{a}] lacks {key!r} at the end"
+            assert env.infos[a][key] == info[key], f"{where}: infos[{a}][{key!r}] differs between agents"
+    scores, winners, breakdown = info["final_scores"], info["winners"], info["score_breakdown"]
+    assert len(scores) == n and len(breakdown) == n, f"{where}: {len(scores)} scores for {n} players"
+    assert winners and set(winners) <= set(range(n)), f"{where}: winners {winners}"
+    for q, row in enumerate(breakdown):
+        assert row["total"] == scores[q], f"{where}: breakdown total {row['total']} != final score {scores[q]}"
+        parts = sum(sum(v.values()) if isinstance(v, dict) else v for k, v in row.items() if k != "total")
+        assert parts == row["total"], f"{where}: breakdown parts {row} add up to {parts}, not the total"
+    sd = env.unwrapped.state_dict()
+    assert sd["phase"] == "game_over" and sd["to_move"] is None, f"{where}: state_dict() is not over"
+    assert sd["scores"] == scores, f"{where}: infos scores {scores} != state_dict() {sd['scores']}"
+    assert sd["winners"] == winners, f"{where}: infos winners {winners} != state_dict() {sd['winners']}"
+    # the reward definitions of the bali_v0 docstring
+    mode = env.unwrapped.reward_mode
+    for q, a in enumerate(env.possible_agents):
+        if mode == "win_loss":
+            want = 1.0 if q in winners else -1.0
+        else:
+            assert mode == "score", mode
+            want = scores[q] - (sum(scores) - scores[q]) / (n - 1)
+        got = float(env.unwrapped._cumulative_rewards[a])
+        assert abs(got - want) < 1e-9, f"{where}: reward of {a} is {got}, expected {want} ({mode})"
+
+
+def bali_illegal_check(env: AECEnv, agent: str, action: int, where: str) -> None:
+    """After an illegal action ended a game (``illegal_action="terminate"``, an
+    ``illegal_check`` hook of ``check_env``): the offender's ``infos`` say so."""
+    info = env.infos[agent]
+    assert info.get("illegal_action") is True, f"{where}: infos[{agent}] lacks illegal_action: {info}"
+    assert info.get("action") == action, f"{where}: infos[{agent}]['action'] is {info.get('action')}, not {action}"
+
+
+def check_bali(env_fn: Callable[[], AECEnv], **kwargs: Any) -> dict[str, Any]:
+    """``check_env`` with the ``bali_v0`` conventions and hooks: empty masks after the end (the
+    ``state_dict`` and ``legal_actions`` hooks are found by default)."""
+    hooks = {"final_check": bali_final_check, "illegal_check": bali_illegal_check}
+    return check_env(env_fn, final_mask_empty=True, **hooks, **kwargs)
+
+
 @pytest.mark.parametrize("config", CONFIGURATIONS, ids=config_id)
 def test_check_env_every_configuration(config):
     """PettingZoo's api_test and seed_test plus two fully checked random games."""
-    summary = check_env(lambda: make(config), num_games=2, seed=100 * config[0] + 10 * config[1] + config[2])
+    summary = check_bali(lambda: make(config), num_games=2, seed=100 * config[0] + 10 * config[1] + config[2])
     assert summary["games"] == 2
+    assert summary["illegal_action"] == "raise"  # read from env.unwrapped.illegal_action
     assert summary["steps"] > 100  # a Bali game has well over 100 decisions
     assert summary["legal_checked"] >= summary["steps"]
     assert summary["illegal_checked"] > 0
@@ -55,8 +111,9 @@ def test_check_env_every_configuration(config):
 )
 def test_check_env_other_modes(config, kwargs):
     """The checker also passes with the score reward and the terminate-on-illegal mode."""
-    summary = check_env(lambda: make(config, **kwargs), num_games=1, seed=7, api_cycles=300, seed_cycles=200)
+    summary = check_bali(lambda: make(config, **kwargs), num_games=1, seed=7, api_cycles=300, seed_cycles=200)
     assert summary["games"] == 1
+    assert summary["illegal_action"] == kwargs.get("illegal_action", "raise")
     rewards = summary["final_rewards"][0]
     if kwargs.get("reward") == "score":
         assert abs(sum(rewards.values())) < 1e-9
@@ -78,6 +135,35 @@ def test_check_env_detects_a_broken_mask():
         check_env(lambda: LeakyMask(num_players=2), num_games=1, api_cycles=50, seed_cycles=50)
 
 
+def _swap_winners(e):
+    for info in e.infos.values():
+        info["winners"] = [q for q in range(2) if q not in info["winners"]]
+
+
+def _inflate_a_breakdown_part(e):
+    for info in e.infos.values():
+        info["score_breakdown"][0]["stones"] += 1
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (_swap_winners, "winners"),
+        (lambda e: e.infos["player_1"].update(final_scores=[99, 99]), "differs between agents"),
+        (_inflate_a_breakdown_part, "parts"),
+        (lambda e: e.unwrapped._cumulative_rewards.update(player_0=0.0), "reward of player_0"),
+    ],
+    ids=["winners", "infos-differ", "breakdown", "reward"],
+)
+def test_bali_final_check_detects_wrong_ends(tamper, message):
+    """The end-of-game hook is not a tautology: each tampered end fails it."""
+    e = _finished_env((2, False, False), seed=3)
+    bali_final_check(e, "end")  # the real end passes
+    tamper(e)
+    with pytest.raises(AssertionError, match=message):
+        bali_final_check(e, "end")
+
+
 # ----------------------------------------------------------------------------- metadata, agents, spaces
 def test_metadata():
     e = bali_env.env()
@@ -94,7 +180,7 @@ def test_agents(n):
     e.reset(seed=1)
     assert e.agents == e.possible_agents
     assert e.num_agents == n
-    assert e.agent_selection == "player_0"  # seat 0 starts (RULES.md 2.1)
+    assert e.agent_selection == "player_0"  # seat 0 starts (docs/rules.md 2.1)
     assert e.unwrapped.agent_name_mapping == {f"player_{i}": i for i in range(n)}
 
 
@@ -106,11 +192,16 @@ def test_default_is_four_players():
 @pytest.mark.parametrize("config", [(2, False, False), (4, True, True)], ids=config_id)
 def test_spaces(config):
     e = make(config)
+    # the same space objects before reset(), after it and after a step: an implementation that
+    # builds a new space per call fails here
+    before = {a: (e.observation_space(a), e.action_space(a)) for a in e.possible_agents}
     e.reset(seed=3)
+    after_reset = {a: (e.observation_space(a), e.action_space(a)) for a in e.possible_agents}
+    e.step(e.unwrapped.legal_actions()[0])
     for agent in e.possible_agents:
         space = e.observation_space(agent)
-        assert space is e.observation_space(agent)
-        assert e.action_space(agent) is e.action_space(agent)
+        assert space is before[agent][0] and space is after_reset[agent][0]
+        assert e.action_space(agent) is before[agent][1] and e.action_space(agent) is after_reset[agent][1]
         assert isinstance(space, gymnasium.spaces.Dict)
         obs_box, mask_box = space["observation"], space["action_mask"]
         assert obs_box.shape == (293,) and obs_box.dtype == np.float32
@@ -226,7 +317,6 @@ def test_render_without_mode_warns():
         assert e.render() is None
 
 
-
 # ----------------------------------------------------------------------------- action names
 def test_action_to_str_names_every_id():
     names = [bali_env.action_to_str(a) for a in range(44)]
@@ -291,7 +381,7 @@ def test_docstring_table_matches_core_constants():
     assert top and sub
     # the rows tile 0..OBS_DIM-1 without a gap or an overlap
     assert top[0][0] == 0 and top[-1][1] == C.OBS_DIM - 1
-    for (a0, a1, _), (b0, _b1, _) in zip(top, top[1:]):
+    for (a0, a1, _), (b0, _b1, _) in pairwise(top):
         assert a1 >= a0 and b0 == a1 + 1, (a0, a1, b0)
     starts = {first for first, _, _ in top}
     constants = {name: getattr(C, name) for name in dir(C) if name.startswith("O_")}
@@ -308,7 +398,7 @@ def test_docstring_table_matches_core_constants():
     assert row[C.O_SCORING][0] == C.O_SCORING + 6
     # the seat sub-rows tile 0..SEAT_WIDTH-1 and start at the SO_* constants
     assert sub[0][0] == 0 and sub[-1][1] == C.SEAT_WIDTH - 1
-    for (a0, a1, _), (b0, _b1, _) in zip(sub, sub[1:]):
+    for (_a0, a1, _), (b0, _b1, _) in pairwise(sub):
         assert b0 == a1 + 1
     sub_starts = {first for first, _, _ in sub}
     for name in dir(C):
@@ -371,12 +461,12 @@ def _expected_observation(sd, p):
     o[245 + n - 2] = 1
     altar, known_by = sd["altar"], sd["altar_known_by"]
     o[248] = len(altar) / 10
-    for cat, who in zip(altar, known_by):
+    for cat, who in zip(altar, known_by, strict=True):
         if p in who:
             o[249 + cat] += 0.1
         else:
             o[253] += 0.1
-    for d, (cat, who) in enumerate(zip(altar[:4], known_by[:4])):
+    for d, (cat, who) in enumerate(zip(altar[:4], known_by[:4], strict=True)):
         if p in who:
             o[254 + 4 * d + cat] = 1
     o[270] = sd["peeks_owed"] / 4
@@ -406,7 +496,8 @@ def test_observation_matches_documented_layout(config):
                 outside = np.r_[0:272, 281:293]
                 bad = outside[~np.isclose(got[outside], want[outside], atol=1e-6)]
                 names = [bali_env.observation_slot_names()[i] for i in bad]
-                assert not bad.size, f"step {step}, seat {p}, phase {sd['phase']}: slots {names} {got[bad]} != {want[bad]}"
+                where = f"step {step}, seat {p}, phase {sd['phase']}"
+                assert not bad.size, f"{where}: slots {names} {got[bad]} != {want[bad]}"
                 scoring = got[272:281]
                 if sd["phase"] in ("shrine_reward", "farmer_choice"):
                     assert scoring[sd["scored_type"]] == 1 and scoring[:7].sum() == 1

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks.run import main
 
 
+@pytest.mark.slow
 def test_benchmark_runs_end_to_end(tmp_path, capsys):
     """`bali bench --quick` measures every section and writes bench.json (and bench.png)."""
     results = main(["--quick", "--no-startup", "--seconds", "0.05", "--out", str(tmp_path)])

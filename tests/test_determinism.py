@@ -45,10 +45,7 @@ def _play(env, seed: int, actions: list[int] | None = None):
         trajectory.append((sd, obs, dict(env.unwrapped._cumulative_rewards), dict(env.infos)))
         if sd["phase"] == "game_over":
             break
-        if actions is None:
-            a = int(rng.choice(env.unwrapped.legal_actions()))
-        else:
-            a = actions[len(taken)]
+        a = int(rng.choice(env.unwrapped.legal_actions())) if actions is None else actions[len(taken)]
         taken.append(a)
         env.step(a)
     return taken, trajectory
@@ -56,7 +53,7 @@ def _play(env, seed: int, actions: list[int] | None = None):
 
 def _assert_same_trajectory(t1, t2):
     assert len(t1) == len(t2)
-    for step, ((sd1, o1, r1, i1), (sd2, o2, r2, i2)) in enumerate(zip(t1, t2)):
+    for step, ((sd1, o1, r1, i1), (sd2, o2, r2, i2)) in enumerate(zip(t1, t2, strict=True)):
         assert sd1 == sd2, f"state_dict differs at step {step}"
         for a in o1:
             assert np.array_equal(o1[a]["observation"], o2[a]["observation"]), (step, a)

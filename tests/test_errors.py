@@ -5,7 +5,7 @@
   bools) raise ``TypeError``; numpy integers and 0-d integer arrays are accepted like ints;
   stepping a finished game is refused; in every refused case ``state_dict()``, the agent to move,
   the observations and the rewards are unchanged.
-- ``reset``: every bad option of RULES.md section 7 raises ``ValueError`` with a message that
+- ``reset``: every bad option of docs/rules.md section 7 raises ``ValueError`` with a message that
   names the problem and leaves the previous game (and the seed stream) untouched; an unknown key
   only warns, naming the key.
 - the constructor rejects bad arguments.
@@ -182,7 +182,8 @@ BAD_OPTIONS = [
     (3, False, {"deck": random_deck(False) + [0]}, ["deck", "50", "51"]),
     (3, True, {"deck": random_deck(False)}, ["deck", "58", "50"]),
     (3, False, {"deck": random_deck(True)}, ["deck", "50", "58"]),
-    (3, False, {"deck": [1] + random_deck(False)[1:] if random_deck(False)[0] == 0 else [0] + random_deck(False)[1:]}, ["deck", "multiset"]),
+    (3, False, {"deck": [1] + random_deck(False)[1:] if random_deck(False)[0] == 0 else [0] + random_deck(False)[1:]},
+     ["deck", "multiset"]),
     (3, False, {"deck": [7] + random_deck(False)[1:]}, ["deck", "oracle"]),
     (3, False, {"deck": [9] + random_deck(False)[1:]}, ["deck"]),
     (3, False, {"deck": [-1] + random_deck(False)[1:]}, ["deck"]),
@@ -191,7 +192,8 @@ BAD_OPTIONS = [
     (3, False, {"deck": "stonecutter"}, ["deck", "list"]),
     (3, False, {"deck": 5}, ["deck", "list"]),
     (3, True, {"deck": [7] + [c for c in random_deck(True) if c != 7] + [7] * 7}, ["first 16", "oracle"]),
-    (3, True, {"deck": random_deck(False)[:15] + [7] + random_deck(False)[16:] + [7] * 7 + [random_deck(False)[15]]}, ["first 16"]),
+    (3, True, {"deck": random_deck(False)[:15] + [7] + random_deck(False)[16:] + [7] * 7 + [random_deck(False)[15]]},
+     ["first 16"]),
     (3, False, {"starter_sets": [0, 0, 1]}, ["starter_sets", "distinct"]),
     (3, False, {"starter_sets": [0, 1]}, ["starter_sets", "3", "2"]),
     (3, False, {"starter_sets": [0, 1, 2, 3]}, ["starter_sets", "3", "4"]),

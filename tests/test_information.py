@@ -1,4 +1,4 @@
-"""Who knows what (RULES.md section 5): hidden choices and the deck order never reach the other
+"""Who knows what (docs/rules.md section 5): hidden choices and the deck order never reach the other
 players' observations.
 
 Method: play seeded random games until a hidden decision comes up, ``copy.deepcopy`` the
@@ -179,7 +179,7 @@ def test_oracle_take_is_hidden(config):
 
 
 def test_oracle_take_versus_none_is_public():
-    """Control: taking a card versus taking none is public (RULES.md 5), and the comparison sees it."""
+    """Control: taking a card versus taking none is public (docs/rules.md 5), and the comparison sees it."""
     for env, sd, seed in _find_decisions((3, True, False), lambda s: s["phase"] == "oracle", 1):
         with pytest.raises(AssertionError, match="sees the hidden choice"):
             _branch_and_compare(env, C.A_ORACLE_TAKE, C.A_ORACLE_NONE, hider=sd["active"], seed=seed)
@@ -271,7 +271,9 @@ def test_core_observe_ignores_the_deck_order():
         pos, length = int(s[C.S_DECK_POS]), int(s[C.S_DECK_LEN])
         assert length - pos >= 8
         undealt = t[C.S_DECK + pos : C.S_DECK + length].copy()
-        t[C.S_DECK + pos : C.S_DECK + length] = undealt[::-1] if not np.array_equal(undealt, undealt[::-1]) else np.roll(undealt, 1)
+        t[C.S_DECK + pos : C.S_DECK + length] = (
+            undealt[::-1] if not np.array_equal(undealt, undealt[::-1]) else np.roll(undealt, 1)
+        )
         assert not np.array_equal(s, t)
         for p in range(n):
             o1, m1 = np.zeros(C.OBS_DIM, np.float32), np.zeros(C.N_ACTIONS, np.int8)

@@ -58,7 +58,7 @@ def test_full_game_against_random_replays() -> None:
     assert "Winner: " in out.text or "Tie at " in out.text
     assert "player_1 (random): " in out.text
     # the final scoring lists each part for both players, and totals match the scores
-    for q, score in enumerate(record["final_scores"]):
+    for q, _score in enumerate(record["final_scores"]):
         assert f"player_{q} (" in out.text
     totals = [int(line.split()[-1]) for line in out.lines[-1].splitlines() if line.strip().startswith("total")]
     assert totals == record["final_scores"]
@@ -217,21 +217,21 @@ def test_cli_quit_and_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     assert "Bye" in capsys.readouterr().out
 
 
-def _final(shrines: list[int], stones: list[int], scores: list[int], winners: list[int]) -> str:
+def _final(shrines: list[int], stones: list[int], scores: list[int], winners: list[int], decided_by: str) -> str:
     state = {"num_players": 2, "altar": [0, 0, 1], "tableaus": [[0, 0, s, 0, 0, 0, 0] for s in shrines],
              "stones": stones, "offerings": [[1, 0, 0, 0], [0, 2, 0, 0]]}
     breakdown = [{"vp_tokens": 0, "shrines": 4 * shrines[q], "stones": stones[q] // 5,
                   "offerings": {"rice": 3 * (1 - q), "peanuts": 2 * 2 * q, "bananas": 0, "chilies": 0},
                   "total": scores[q]} for q in range(2)]
-    info = {"final_scores": scores, "winners": winners, "score_breakdown": breakdown}
+    info = {"final_scores": scores, "winners": winners, "score_breakdown": breakdown, "decided_by": decided_by}
     return P.explain_final_scoring(state, info, ["player_0 (you)", "player_1 (greedy)"])
 
 
 def test_final_scoring_explains_values_and_tie_breaks() -> None:
-    text = _final([2, 1], [0, 0], [11, 11], [0])
+    text = _final([2, 1], [0, 0], [11, 11], [0], "shrines")
     assert "rice 2 cards -> worth 3" in text and "peanuts 1 cards -> worth 2" in text
     assert "peanuts  2 cards x 2" in text and "shrines  2 x 4" in text
     assert "broken by shrines (2, 1): winner player_0 (you)" in text
-    assert "broken by stones (5, 9): winner player_1 (greedy)" in _final([1, 1], [5, 9], [8, 8], [1])
-    assert "shared win for player_0 (you) and player_1 (greedy)" in _final([1, 1], [5, 5], [8, 8], [0, 1])
-    assert "Winner: player_1 (greedy) with 9 points." in _final([1, 1], [5, 5], [8, 9], [1])
+    assert "broken by stones (5, 9): winner player_1 (greedy)" in _final([1, 1], [5, 9], [8, 8], [1], "stones")
+    assert "shared win for player_0 (you) and player_1 (greedy)" in _final([1, 1], [5, 5], [8, 8], [0, 1], "shared")
+    assert "Winner: player_1 (greedy) with 9 points." in _final([1, 1], [5, 5], [8, 9], [1], "score")

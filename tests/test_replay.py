@@ -108,7 +108,7 @@ def test_tournament_saves_replayable_records(tmp_path, workers):
                             out_dir=tmp_path, progress=False, save_records=True)
     files = sorted((tmp_path / "records").glob("game_*.json"))
     assert len(files) == 6
-    for f, game in zip(files, result.games):
+    for f, game in zip(files, result.games, strict=True):
         record = load_record(f)
         assert record["seed"] == 9 + game["game"]
         assert record["final_scores"] == game["scores"] and record["winners"] == game["winners"]

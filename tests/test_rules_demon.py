@@ -1,4 +1,4 @@
-"""RULES.md section 3, Demon variant: playing a priest moves the demon one column right (column 3
+"""docs/rules.md section 3, Demon variant: playing a priest moves the demon one column right (column 3
 back to 0); no other play moves it; in phase 3 the demon's column cannot be taken from."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_demon_moves_right_on_priest_and_wraps():
     assert _demon_obs(g, 0) == [1.0, 0.0, 0.0, 0.0]
     expected = [1, 2, 3, 0]
     takes = [COL(2), COL(1), COL(1), COL(2)]
-    for i, (col_after, take) in enumerate(zip(expected, takes)):
+    for i, (col_after, take) in enumerate(zip(expected, takes, strict=True)):
         seat = i % 2
         g.act(PASS)
         assert g.sd["to_move"] == seat and g.sd["hands"][seat][PR] >= 1

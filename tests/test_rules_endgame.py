@@ -1,4 +1,4 @@
-"""RULES.md sections 3 (end-of-game ruling) and 4: the game ends at once when a column must be
+"""docs/rules.md sections 3 (end-of-game ruling) and 4: the game ends at once when a column must be
 dealt and the deck holds fewer than 4 cards (the turn stops, no phase 4), the altar valuation
 (every example of section 4), the final score (the rulebook's worked 22-point example), the
 winner and its tie-breaks (score, then shrines, then stones, then a shared win), the rewards and
@@ -41,7 +41,7 @@ from bali_env import core as C
 @pytest.mark.parametrize(
     "counts, values",
     [
-        ([5, 4, 4, 3], [3, 2, 2, 1]),  # RULES.md 4 examples
+        ([5, 4, 4, 3], [3, 2, 2, 1]),  # docs/rules.md 4 examples
         ([5, 4, 3, 2], [3, 2, 1, 0]),
         ([3, 3, 3, 2], [3, 3, 3, 2]),
         ([4, 4, 0, 0], [3, 3, 0, 0]),
@@ -118,7 +118,7 @@ def test_final_score_parts():
 
 
 def _winners_of(s: np.ndarray) -> list[int]:
-    C._end_game(s)
+    C.end_game(s)
     assert s[C.S_PHASE] == C.PH_GAME_OVER
     mask = int(s[C.S_WINNERS])
     return [q for q in range(int(s[C.S_NUM_PLAYERS])) if mask >> q & 1]
@@ -212,7 +212,9 @@ def _deck(t0: list[int], t1: list[int], outside: list[int] = OUTSIDE) -> list[in
 
 
 def _action(card: int) -> int:
-    return {SC: PLAY_SC, PR: PLAY_PR, RF: FARMERS(RICE), PF: FARMERS(PEANUTS), BF: FARMERS(BANANAS), CF: FARMERS(CHILIES)}[card]
+    return {
+        SC: PLAY_SC, PR: PLAY_PR, RF: FARMERS(RICE), PF: FARMERS(PEANUTS), BF: FARMERS(BANANAS), CF: FARMERS(CHILIES)
+    }[card]
 
 
 S0_FARMERS = [PF, CF, PF, CF, PF, CF, PF, CF, PF]  # 5 peanut + 4 chili farmers; the 5th chili is in the tail

@@ -1,4 +1,4 @@
-"""RULES.md section 3, phase 2b (the offering phase after a shrine): the order (the other players
+"""docs/rules.md section 3, phase 2b (the offering phase after a shrine): the order (the other players
 from the active player's left, clockwise, face up; then the active player's own card face down;
 then a supply card face up), players without offering cards skipped, the supply card also when
 the active player had no card, the altar stack order (state_dict ``altar`` is top first) and who

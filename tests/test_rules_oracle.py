@@ -1,4 +1,4 @@
-"""RULES.md section 3 (phase 3), Oracle variant: oracle cards in a newly dealt column leave the
+"""docs/rules.md section 3 (phase 3), Oracle variant: oracle cards in a newly dealt column leave the
 game, an all-oracle column is replaced by a fresh deal, each dealt group holding an oracle owes
 one peek (two for an all-oracle group whose replacement holds one too), a peek shows the top 4
 altar cards (fewer when the altar is smaller) and the active player takes one into their own

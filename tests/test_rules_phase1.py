@@ -1,4 +1,4 @@
-"""RULES.md section 3, phase 1 (take an offering card, optional): the price max(0, 5 - f) with f
+"""docs/rules.md section 3, phase 1 (take an offering card, optional): the price max(0, 5 - f) with f
 farmers of that category in the tableau, passing, no take without enough stones, and no take from
 an empty supply category."""
 

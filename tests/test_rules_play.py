@@ -1,4 +1,4 @@
-"""RULES.md section 3, phase 2a (play cards): each play and its price (stonecutter and priest free,
+"""docs/rules.md section 3, phase 2a (play cards): each play and its price (stonecutter and priest free,
 shrine 7 stones, 1/2/3 farmers of one category 0/1/2 stones), exactly one play per turn, and the
 forced shrine discard (only with three shrines in hand and fewer than 7 stones; the card leaves
 the game)."""

@@ -1,4 +1,4 @@
-"""RULES.md section 3, phase 3 (refill the hand) and the scored type of phase 4: each take is the
+"""docs/rules.md section 3, phase 3 (refill the hand) and the scored type of phase 4: each take is the
 first takeable card of a column, several takes may come from one column, an emptied column is
 re-dealt at once from the deck (4 cards, set-up order) and may be taken from in the same turn;
 the scored type is the first takeable card of the column of the last take (the new column's first

@@ -1,4 +1,4 @@
-"""RULES.md section 3, phase 4 (scoring): the four kinds (stonecutter stones, priest VP, shrine
+"""docs/rules.md section 3, phase 4 (scoring): the four kinds (stonecutter stones, priest VP, shrine
 stones-or-VP chosen in turn order from the active player, farmer: exactly one offering card per
 owner in turn order from the active player), the majority bonus (strictly more than every other
 player and at least 2; ties give none), and the farmer choice when the scored category is empty

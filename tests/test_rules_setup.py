@@ -1,4 +1,4 @@
-"""RULES.md section 2 (set-up): starter hands and tableaus, starting stones, offering cards,
+"""docs/rules.md section 2 (set-up): starter hands and tableaus, starting stones, offering cards,
 supply counts, the market dealt from the deck order, the Oracle altar and the demon's column."""
 
 from __future__ import annotations

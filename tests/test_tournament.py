@@ -155,7 +155,7 @@ def test_recorded_games_replay_in_the_aec_env(specs, num_players):
     result = run_tournament(specs, num_players=num_players, games=10, seed=seed, workers=1, progress=False,
                             batch_size=3)
     names = participant_names(specs)
-    spec_of = dict(zip(names, specs))
+    spec_of = dict(zip(names, specs, strict=True))
     assert [g["game"] for g in result.games] == list(range(result.config["games"]))
     for g in result.games:
         k = g["game"]
@@ -183,6 +183,7 @@ def test_same_seed_same_results_different_seed_different_results():
     assert a["games"] != c["games"]
 
 
+@pytest.mark.slow
 def test_determinism_with_two_workers():
     kw = dict(num_players=4, games=16, seed=9, progress=False)
     a = run_tournament(["random"] * 5, workers=2, **kw).to_dict()
@@ -242,7 +243,7 @@ def test_statistics_on_hand_made_records():
     r = [model.rating() for _ in range(3)]
     for rec in RECORDS:
         new = model.rate([[r[p]] for p in rec["lineup"]], ranks=game_ranks(rec["scores"], rec["winners"]))
-        for team, p in zip(new, rec["lineup"]):
+        for team, p in zip(new, rec["lineup"], strict=True):
             r[p] = team[0]
     for p, stat in enumerate((a, b, c)):
         assert stat["rating"]["mu"] == pytest.approx(r[p].mu)

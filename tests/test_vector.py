@@ -87,6 +87,7 @@ def test_batched_env_plays_the_aec_games(num_players, oracle, demon):
     assert episodes.min() >= 2  # the comparison crossed at least two autoresets per game
 
 
+@pytest.mark.slow
 def test_parallel_kernel_matches_serial_kernel():
     """Above PARALLEL_MIN_ENVS the prange kernel is used; it gives the very same games."""
     n = PARALLEL_MIN_ENVS
@@ -104,6 +105,7 @@ def test_parallel_kernel_matches_serial_kernel():
         np.testing.assert_array_equal(a.rewards, b.rewards)
 
 
+@pytest.mark.slow
 def test_rollout_from_states_continues_the_given_positions():
     """rollout(states=...) plays copies of mid-game states to the end and leaves the input alone."""
     venv = BaliVectorEnv(4, num_players=3, seed=3)

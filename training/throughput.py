@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rows = [measure(kind, args.steps, args.envs, args.opponent, args.players) for kind in ("batched", "dummy")]
     for r in rows:
-        print(f"{r['vec_env']:<8} {r['envs']} games vs {r['opponent']}: {r['env_steps_per_s']:,.0f} env steps/s during PPO")
+        print(f"{r['vec_env']:<8} {r['envs']} games vs {r['opponent']}: "
+              f"{r['env_steps_per_s']:,.0f} env steps/s during PPO")
     print(f"ratio: {rows[0]['env_steps_per_s'] / rows[1]['env_steps_per_s']:.2f}x")
     print(json.dumps(rows))
     return 0

@@ -34,7 +34,8 @@ import numpy as np
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The training configuration from the command line."""
-    p = argparse.ArgumentParser(prog="bali train", description="Train a Bali agent with MaskablePPO (self-play included).")
+    p = argparse.ArgumentParser(prog="bali train",
+                                description="Train a Bali agent with MaskablePPO (self-play included).")
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--oracle", action="store_true")
     p.add_argument("--demon", action="store_true")
@@ -122,13 +123,15 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(1)  # the env steps in this process too; one thread is faster on 2 cores
     out: Path = args.out
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, indent=2))
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    (out / "config.json").write_text(json.dumps(config, indent=2))
 
     pool = OpponentPool(seed=args.seed)
     for kind in ("random", "greedy"):
         if args.weights.get(kind, 0) > 0:
             pool.add(kind, make_agent(kind, seed=args.seed + len(pool)), args.weights[kind])
-    venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon, seed=args.seed)
+    venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon,
+                         seed=args.seed)
     model = MaskablePPO(
         "MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
         n_epochs=args.epochs, gamma=args.gamma, ent_coef=args.ent_coef, seed=args.seed, device="cpu", verbose=0,

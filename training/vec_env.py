@@ -15,13 +15,14 @@ what sb3-contrib's ``MaskablePPO`` asks for.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from bali_env import core as C
+from bali_env import engine as C
 from bali_env.vector import BaliVectorEnv
 
 
@@ -71,8 +72,8 @@ class BaliSB3VecEnv(VecEnv):
     ) -> None:
         if len(pool) == 0:
             raise ValueError("the opponent pool is empty")
-        self.venv = BaliVectorEnv(num_envs, num_players=num_players, oracle=oracle, demon=demon, seed=seed, reward=reward,
-                                  parallel=False)  # PyTorch uses the cores while the env steps
+        self.venv = BaliVectorEnv(num_envs, num_players=num_players, oracle=oracle, demon=demon, seed=seed,
+                                  reward=reward, parallel=False)  # PyTorch uses the cores while the env steps
         self.pool = pool
         self.num_players = num_players
         obs_space = gymnasium.spaces.Box(low=0.0, high=C.OBS_HIGH, dtype=np.float32)
@@ -197,7 +198,8 @@ def make_policy_opponent(policy: Any, deterministic: bool = False) -> Callable[.
 
     class _PolicyOpponent:
         def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-            actions, _ = policy.predict(observations, action_masks=action_masks.astype(bool), deterministic=deterministic)
+            actions, _ = policy.predict(observations, action_masks=action_masks.astype(bool),
+                                        deterministic=deterministic)
             return np.asarray(actions, dtype=np.int64)
 
     return _PolicyOpponent()

@@ -1,0 +1,76 @@
+"""The Bali rules engine: one flat ``int16`` state per game and the Numba kernels over it.
+
+A functional core in the style of pgx: ``init_game`` deals, ``legal_mask`` / ``apply_action``
+take one decision, ``observe`` encodes one player's view; everything else in ``bali_env`` is a
+thin shell over these. Read the files in the order of the rules (docs/rules.md):
+
+| file | rules | what |
+|---|---|---|
+| ``ids.py`` | 1, 6 | card, category, action, phase and decision ids; prices and points; every name |
+| ``state.py`` | 8 | the state layout and its named index kernels (``s[hand(p, SHRINE)]``) |
+| ``rng.py`` | | the SplitMix64 stream (dealing and the random policy only) |
+| ``deal.py`` | 2 | set-up: ``init_game`` |
+| ``knowledge.py`` | 5 | what the others know of a seat's offering cards |
+| ``take_offering.py`` | 3, phase 1 | ``legal_take_offering`` / ``apply_take_offering``, ``offering_price`` |
+| ``play.py`` | 3, phase 2a | ``legal_play`` / ``apply_play`` |
+| ``offering.py`` | 3, phase 2b | ``legal_offer_own`` / ``apply_offer_own``, |
+| | | ``legal_offer_supply`` / ``apply_offer_supply`` |
+| ``refill.py`` | 3, phase 3 | ``legal_refill`` / ``apply_refill``, new columns, owed oracle peeks |
+| ``oracle.py`` | 3, Oracle | ``legal_oracle`` / ``apply_oracle`` |
+| ``scoring.py`` | 3, phase 4 | scoring, the majority rule; ``legal_shrine_reward`` / |
+| | | ``apply_shrine_reward``, ``legal_farmer_choice`` / ``apply_farmer_choice`` |
+| ``end.py`` | 4 | end of the game, altar values, ``score_parts``, ``decide_winners``, rewards |
+| ``step.py`` | 6 | ``legal_mask`` / ``apply_action``: dispatchers over the pairs above |
+| ``obs_spec.py`` | 5 | the observation layout, declared once |
+| ``observe.py`` | 5 | the observation encoder |
+| ``batch.py`` | | batched stepping and whole random games (rollouts) |
+| ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
+
+Every kernel is ``@njit(cache=True)``. Randomness is used only when dealing, from a 64-bit seed
+through a SplitMix64 stream; after the deal the game is deterministic (the deck order is part of
+the state).
+"""
+
+from __future__ import annotations
+
+from . import numba_cache
+
+numba_cache.install()  # before any kernel is defined
+
+from .batch import (  # noqa: E402
+    batch_reset,
+    batch_reset_one,
+    batch_step_parallel,
+    batch_step_serial,
+    next_deal_seed,
+    play_out,
+    random_legal_action,
+    rollout_new_games,
+    rollout_states,
+)
+from .deal import init_game  # noqa: E402
+from .end import (  # noqa: E402
+    N_PARTS,
+    PART_OFFERINGS,
+    PART_SHRINES,
+    PART_STONES,
+    PART_VP,
+    altar_counts,
+    altar_values,
+    decide_winners,
+    end_game,
+    final_scores,
+    score_parts,
+    shrine_points,
+    stone_points,
+    terminal_rewards,
+)
+from .ids import *  # noqa: E402,F403
+from .obs_spec import *  # noqa: E402,F403
+from .observe import decision_index, observe  # noqa: E402
+from .play import farmers_price  # noqa: E402
+from .rng import rng_below, rng_next, shuffle  # noqa: E402
+from .scoring import majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
+from .state import *  # noqa: E402,F403
+from .step import apply_action, is_legal, legal_mask, step_checked  # noqa: E402
+from .take_offering import offering_cost, offering_price  # noqa: E402

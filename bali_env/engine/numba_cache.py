@@ -1,0 +1,80 @@
+"""Numba's on-disk cache, kept fresh across files.
+
+Numba keys a cached kernel on the source of the file that defines it only: change a callee in
+another file and the caller's cached machine code (which holds the old callee) would still be
+loaded. Here every kernel file of the engine, and every file that registers itself with
+``cover`` (the search kernels of ``agents/``), gets a source stamp that also holds a hash of
+*all* engine sources: any change to any engine file makes every dependent cache entry stale,
+and Numba then recompiles and overwrites it. ``install()`` runs when ``bali_env.engine`` is
+imported, before any kernel is defined.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+from numba.core import caching
+
+ENGINE_DIR = Path(__file__).resolve().parent
+_covered: set[Path] = set()
+
+
+@functools.lru_cache(maxsize=1)
+def engine_sources_hash() -> str:
+    """SHA-256 over the names and contents of every ``.py`` file of the engine package."""
+    h = hashlib.sha256()
+    for path in sorted(ENGINE_DIR.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cover(py_file: str) -> None:
+    """Key the cache of the kernels in ``py_file`` (outside the engine) on the engine sources too.
+    Call it before the file's first ``@njit(cache=True)``."""
+    _covered.add(Path(py_file).resolve())
+
+
+def _is_covered(py_file: str) -> bool:
+    p = Path(py_file).resolve()
+    return p.parent == ENGINE_DIR or p in _covered
+
+
+class _EngineStamp:
+    """Mixin for a Numba cache locator: the file's own stamp plus the engine sources' hash."""
+
+    def get_source_stamp(self):  # noqa: D102 - Numba's interface
+        return (super().get_source_stamp(), engine_sources_hash())
+
+    @classmethod
+    def from_function(cls, py_func, py_file):  # noqa: D102 - Numba's interface
+        if not _is_covered(py_file):
+            return None
+        return super().from_function(py_func, py_file)
+
+
+def _numba_class(*names: str) -> type:
+    for name in names:
+        cls = getattr(caching, name, None)
+        if cls is not None:
+            return cls
+    raise ImportError(f"numba.core.caching has none of {names}")
+
+
+_BASES = (
+    _numba_class("UserProvidedCacheLocator", "_UserProvidedCacheLocator"),
+    _numba_class("InTreeCacheLocator", "_InTreeCacheLocator"),
+    _numba_class("UserWideCacheLocator", "_UserWideCacheLocator"),
+)
+LOCATORS = tuple(type(f"Engine{base.__name__.lstrip('_')}", (_EngineStamp, base), {}) for base in _BASES)
+
+
+def install() -> None:
+    """Put the engine's locators first in Numba's list (once; the order of Numba's own is kept)."""
+    impl = _numba_class("CacheImpl", "_CacheImpl")
+    classes = impl._locator_classes
+    for loc in reversed(LOCATORS):
+        if loc not in classes:
+            classes.insert(0, loc)
