@@ -318,7 +318,7 @@ class raw_env(AECEnv):
 
     @property
     def deal_seed(self) -> int | None:
-        """The 64-bit seed the current game was dealt from (``core.init_game``)."""
+        """The 64-bit seed the current game was dealt from (``engine.init_game``)."""
         return self._deal_seed
 
     def render(self) -> str | None:

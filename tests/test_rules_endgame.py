@@ -124,6 +124,13 @@ def _winners_of(s: np.ndarray) -> list[int]:
     return [q for q in range(int(s[C.S_NUM_PLAYERS])) if mask >> q & 1]
 
 
+def _decided_by(s: np.ndarray) -> str:
+    """What decided the winner of the finished state ``s`` (``contract.final_result``)."""
+    from bali_env.contract import final_result
+
+    return final_result(s)["decided_by"]
+
+
 def test_winner_highest_score_first():
     """Section 4: the highest score wins, whatever the shrines and stones."""
     s = _fresh_state(3)
@@ -133,6 +140,7 @@ def test_winner_highest_score_first():
     _set_seat(s, 2, vp=8, shrines=1, stones=4)  # 12
     assert _winners_of(s) == [0]
     assert list(s[C.S_SCORES : C.S_SCORES + 3]) == [13, 12, 12]
+    assert _decided_by(s) == "score"
 
 
 def test_winner_tie_most_shrines():
@@ -143,6 +151,7 @@ def test_winner_tie_most_shrines():
     _set_seat(s, 1, vp=4, shrines=2, stones=0)  # 4 + 8 = 12, 2 shrines, 0 stones
     _set_seat(s, 2, vp=8, shrines=1, stones=0)  # 12, 1 shrine
     assert _winners_of(s) == [1]
+    assert _decided_by(s) == "shrines"
 
 
 def test_winner_tie_then_most_stones():
@@ -154,6 +163,7 @@ def test_winner_tie_then_most_stones():
     _set_seat(s, 2, vp=6, shrines=1, stones=8)  # 11
     _set_seat(s, 3, vp=10, shrines=0, stones=9)  # 11, fewer shrines
     assert _winners_of(s) == [1]
+    assert _decided_by(s) == "stones"
 
 
 def test_winner_tie_everything_shared():
@@ -166,6 +176,7 @@ def test_winner_tie_everything_shared():
     _set_seat(s, 3, vp=3, shrines=1, stones=7, offerings=(1, 0, 0, 0))  # 3 + 4 + 1 + 3 = 11
     assert _winners_of(s) == [2, 3]
     assert list(s[C.S_SCORES : C.S_SCORES + 4]) == [10, 8, 11, 11]
+    assert _decided_by(s) == "shared"
 
 
 # ============================================================================= full games
@@ -303,6 +314,8 @@ def test_full_game_end_when_deck_too_short_no_phase4_and_stones_tiebreak():
         info = g.env.infos[agent]
         assert info["final_scores"] == [6, 6]
         assert info["winners"] == [1]
+        assert info["decided_by"] == "stones"
+        assert info["altar_counts"] == [0, 0, 0, 0] and info["altar_values"] == [0, 0, 0, 0]
         assert [row["total"] for row in info["score_breakdown"]] == [6, 6]
         assert [row["stones"] for row in info["score_breakdown"]] == [6, 6]
         assert [row["shrines"] for row in info["score_breakdown"]] == [0, 0]
@@ -330,6 +343,7 @@ def test_full_game_end_turn_stops_mid_refill_shared_win():
     assert sd["winners"] == [0, 1]
     assert g.env.rewards == {"player_0": 1.0, "player_1": 1.0}
     assert g.env.infos["player_0"]["winners"] == [0, 1]
+    assert g.env.infos["player_0"]["decided_by"] == "shared"
 
 
 def test_full_game_end_with_altar_values():
