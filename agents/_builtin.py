@@ -26,3 +26,12 @@ def _sb3(path: str, seed=None, **kwargs):
 
 
 register_agent("sb3", _sb3)
+
+
+def _ppo(seed=None, path=None, deterministic=True, **kwargs):
+    from .ppo_agent import PPOAgent
+
+    return PPOAgent(seed=seed, path=path, deterministic=bool(deterministic), **kwargs)
+
+
+register_agent("ppo", _ppo)

@@ -4,6 +4,8 @@ trains, saves, reloads and plays (no strength assertion)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -96,9 +98,14 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
         "--snapshot-every", "1000", "--eval-every", "2000", "--eval-games", "4", "--final-eval-games", "4",
         "--opponents", "random:1,greedy:1,self:1", "--out", str(out), "--no-progress",
     ]))
-    assert summary["steps"] >= 3000
-    for name in ("final.zip", "eval.csv", "learning_curve.png", "progress.csv", "summary.json"):
+    assert summary["env_steps"] >= 3000
+    for name in ("final.zip", "final.npz", "eval.csv", "learning_curve.png", "progress.csv", "summary.json"):
         assert (out / name).exists(), name
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert on_disk["env_steps"] == summary["env_steps"]
+    assert 0 < on_disk["train_seconds"] <= on_disk["wall_seconds"]
+    assert on_disk["env_steps_per_s"] == pytest.approx(on_disk["env_steps"] / on_disk["train_seconds"])
+    assert {r["opponent"] for r in on_disk["final"]} == {"random", "greedy"}
     agent = make_agent(f"sb3:{out / 'final.zip'}", seed=0)
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)
@@ -110,3 +117,108 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
         assert o["action_mask"][a] == 1
         env.step(a)
     assert env.state_dict()["phase"] == "game_over"
+
+
+def _observations(n_players: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of the player to move along random games."""
+    env = bali_env.raw_env(num_players=n_players)
+    rng = np.random.default_rng(n_players)
+    obs, masks = [], []
+    game = 0
+    while len(obs) < count:
+        env.reset(seed=game)
+        game += 1
+        while not all(env.terminations.values()) and len(obs) < count:
+            o = env.observe(env.agent_selection)
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+            env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+    return np.array(obs), np.array(masks)
+
+
+def test_exported_policy_plays_like_the_sb3_policy(tmp_path):
+    """The NumPy forward pass of an exported policy gives the SB3 policy's actions (deterministic)
+    on the same observations, without torch at play time; a bad file is refused."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo_agent import ExportedPolicy, PPOAgent, export_policy
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    torch.manual_seed(0)
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    venv = BaliSB3VecEnv(4, pool, num_players=2, seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [32, 32]})
+    path = export_policy(model.policy, tmp_path / "p.npz", num_players=2)
+    obs, masks = _observations(2, 600)
+    want, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+    agent = make_agent(f"ppo:path={path}", seed=0)
+    got = agent.act_batch(obs, masks)
+    assert (masks[np.arange(len(got)), got] == 1).all()
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(obs))
+        torch_logits = dist.distribution.logits.numpy()
+    np_logits = ExportedPolicy(path).logits(obs)
+    assert np.allclose(np_logits - np_logits.max(1, keepdims=True), torch_logits - torch_logits.max(1, keepdims=True),
+                       atol=1e-4)
+    assert (got == np.asarray(want)).mean() >= 0.99  # argmax ties within float error may differ
+    assert agent.act(obs[0], masks[0]) == got[0]
+    sampler = PPOAgent(seed=1, path=path, deterministic=False)
+    sampled = sampler.act_batch(obs, masks)
+    assert (masks[np.arange(len(sampled)), sampled] == 1).all()
+    # refused: not an export, another observation size, no file
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a valid exported policy"):
+        PPOAgent(path=tmp_path / "bad.npz")
+    data = dict(np.load(path))
+    data["meta"] = np.array([str(data["meta"][0]).replace("'obs_dim': 293", "'obs_dim': 290")])
+    np.savez(tmp_path / "other.npz", **data)
+    with pytest.raises(ValueError, match="observations of 290"):
+        PPOAgent(path=tmp_path / "other.npz")
+    with pytest.raises(ValueError, match="no exported policy"):
+        make_agent(f"ppo:path={tmp_path / 'missing.npz'}")
+
+
+def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypatch, tmp_path):
+    """make_agent("ppo") picks the shipped file for the game's player count, or says none exists."""
+    import agents.ppo_agent as P
+
+    monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
+    agent = make_agent("ppo", seed=0)
+    obs, masks = _observations(3, 2)
+    with pytest.raises(ValueError, match="no shipped ppo policy for 3 players"):
+        agent.act(obs[0], masks[0])
+
+
+@pytest.mark.parametrize(("flags", "named"), [
+    (["--envs", "0"], "--envs"), (["--steps", "-5"], "--steps"), (["--minutes", "-1"], "--minutes"),
+    (["--gamma", "0"], "--gamma"), (["--gamma", "1.5"], "--gamma"), (["--opponents", "random:x"], "--opponents"),
+    (["--opponents", "wizard:1"], "--opponents"), (["--opponents", "random:0"], "--opponents"),
+    (["--net", "256,abc"], "--net"), (["--batch-size", "0"], "--batch-size"), (["--lr", "nan"], "--lr"),
+])
+def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path, capsys):
+    """A bad flag: exit 2 with a message naming it, and nothing written."""
+    from training.train import parse_args
+
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        parse_args([*flags, "--out", str(out)])
+    assert exc.value.code == 2
+    assert named in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_train_out_must_be_writable(tmp_path, capsys):
+    """An --out below a file (or an unwritable folder) is refused up front."""
+    from training.train import parse_args
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(SystemExit):
+        parse_args(["--out", str(blocker / "run")])
+    assert "--out" in capsys.readouterr().err
+    args = parse_args(["--out", str(tmp_path / "ok"), "--opponents", "greedy:2,self:1"])
+    assert args.weights == {"greedy": 2.0, "self": 1.0}

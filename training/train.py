@@ -10,7 +10,10 @@ learner's past policies, a new snapshot every ``--snapshot-every`` steps, the ol
 random and greedy with the tournament code (``agents.tournament``); the win rates go to
 ``eval.csv``, TensorBoard (``tb/``) and ``learning_curve.png``. Training metrics go to
 ``progress.csv`` and TensorBoard. The run ends after ``--steps`` env steps or ``--minutes`` of
-wall time, whichever comes first, then saves ``final.zip`` and evaluates it once more.
+wall time, whichever comes first, then saves ``final.zip``, exports the policy as ``final.npz``
+(plays without torch: ``make_agent("ppo:path=OUT/final.npz")``), evaluates it once more and
+writes ``summary.json`` (``env_steps``, ``wall_seconds``, ``train_seconds`` without the
+evaluations, ``env_steps_per_s`` = env_steps / train_seconds, the final evaluation).
 
 Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
 minutes [0 = no limit], envs [64 games in the batched env], opponents [random:1,greedy:3,self:1],
@@ -25,6 +28,7 @@ import argparse
 import copy
 import csv
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -60,13 +64,59 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar")
     args = p.parse_args(argv)
-    args.weights = {}
-    for item in args.opponents.split(","):
-        kind, _, w = item.partition(":")
-        if kind not in ("random", "greedy", "self"):
-            p.error(f"unknown opponent kind {kind!r} (random, greedy, self)")
-        args.weights[kind] = float(w or 1)
+    _validate(p, args)
     return args
+
+
+def _opponent_weights(text: str) -> dict[str, float]:
+    """Parse ``random:1,greedy:3,self:1``; ValueError saying what is wrong."""
+    weights: dict[str, float] = {}
+    for item in text.split(","):
+        kind, _, w = item.strip().partition(":")
+        if kind not in ("random", "greedy", "self"):
+            raise ValueError(f"unknown opponent kind {kind!r} in {text!r} (random, greedy, self)")
+        try:
+            weight = float(w or 1)
+        except ValueError:
+            raise ValueError(f"opponent weight {w!r} of {kind!r} is not a number") from None
+        if not weight >= 0 or weight == float("inf"):
+            raise ValueError(f"opponent weight of {kind!r} must be >= 0, got {w!r}")
+        weights[kind] = weight
+    if sum(weights.values()) <= 0:
+        raise ValueError(f"at least one opponent kind needs a positive weight, got {text!r}")
+    return weights
+
+
+def _validate(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Check every flag before anything starts; ``p.error`` (exit 2, nothing written) names the flag."""
+    positive = {"--steps": args.steps, "--envs": args.envs, "--pool-size": args.pool_size,
+                "--snapshot-every": args.snapshot_every, "--eval-every": args.eval_every,
+                "--eval-games": args.eval_games, "--final-eval-games": args.final_eval_games,
+                "--eval-workers": args.eval_workers, "--lr": args.lr, "--n-steps": args.n_steps,
+                "--batch-size": args.batch_size, "--epochs": args.epochs}
+    for flag, value in positive.items():
+        if not value > 0 or value == float("inf"):
+            p.error(f"{flag} must be positive, got {value!r}")
+    if not args.minutes >= 0 or args.minutes == float("inf"):
+        p.error(f"--minutes must be >= 0 (0: no limit), got {args.minutes!r}")
+    if not 0 < args.gamma <= 1:
+        p.error(f"--gamma must be in (0, 1], got {args.gamma!r}")
+    if not args.ent_coef >= 0:
+        p.error(f"--ent-coef must be >= 0, got {args.ent_coef!r}")
+    try:
+        sizes = [int(x) for x in args.net.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        p.error(f"--net must be positive layer sizes like 256,256, got {args.net!r}")
+    try:
+        args.weights = _opponent_weights(args.opponents)
+    except ValueError as exc:
+        p.error(f"--opponents: {exc}")
+    out = args.out.resolve()
+    probe = next((q for q in (out, *out.parents) if q.exists()), None)
+    if probe is None or not probe.is_dir() or not os.access(probe, os.W_OK):
+        p.error(f"--out {str(args.out)!r} is not writable ({probe} is not a writable folder)")
 
 
 def evaluate(model_path: Path, opponent: str, args: argparse.Namespace, games: int, seed: int) -> dict[str, Any]:
@@ -117,6 +167,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     from stable_baselines3.common.logger import configure
 
     from agents import make_agent
+    from agents.ppo_agent import export_policy
 
     from .vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
 
@@ -152,7 +203,16 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     eval_rows: list[dict[str, Any]] = []
     start = time.time()
 
+    eval_seconds = [0.0]  # time spent evaluating during learn(), excluded from train_seconds
+
     def run_eval(step: int, games: int, tag: str) -> Path:
+        t_eval = time.time()
+        try:
+            return _run_eval(step, games, tag)
+        finally:
+            eval_seconds[0] += time.time() - t_eval
+
+    def _run_eval(step: int, games: int, tag: str) -> Path:
         path = out / "checkpoints" / f"{tag}.zip"
         model.save(path)
         for opp in ("random", "greedy"):
@@ -194,19 +254,25 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     t0 = time.time()
     model.learn(total_timesteps=int(args.steps), callback=Loop(), progress_bar=args.progress)
-    train_seconds = time.time() - t0
+    wall_seconds = time.time() - t0
+    train_seconds = wall_seconds - eval_seconds[0]
     steps = model.num_timesteps
     final = run_eval(steps, args.final_eval_games, "final")
     model.save(out / "final.zip")
+    export_policy(model.policy, out / "final.npz", num_players=args.players, env_steps=int(steps))
     summary = {
-        "steps": steps,
-        "train_minutes": train_seconds / 60,
-        "env_steps_per_s": steps / train_seconds,
+        "env_steps": steps,
+        "wall_seconds": time.time() - start,
+        "train_seconds": train_seconds,
+        "env_steps_per_s": steps / max(train_seconds, 1e-9),
         "final": [r for r in eval_rows if r["steps"] == steps],
         "model": str(out / "final.zip"),
+        "policy": str(out / "final.npz"),
         "checkpoint": str(final),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2))
+    tmp.replace(out / "summary.json")
     print(json.dumps(summary, indent=2))
     return summary
 
