@@ -19,6 +19,10 @@ others' mean gain), and the best one is played (ties broken by the agent's seede
 - Market takes try every sequence of the takes left: hand values of the cards plus, for the last
   take, the relative scoring of the card it reveals (the scored type). Emptying a column when the
   deck cannot refill it ends the game: done only when ahead.
+
+``act`` decides one observation in Python; ``act_batch`` runs the same heuristic over a whole
+batch in one Numba call (``agents.greedy_kernels``, a port of the scorers below, which stay its
+reference: the tests check that both choose from the same ties).
 """
 
 from __future__ import annotations
@@ -139,6 +143,7 @@ class GreedyAgent(Agent):
     """
 
     name = "greedy"
+    batched = True  #: ``act_batch`` decides the whole batch in one Numba call (``agents.greedy_kernels``)
 
     def __init__(
         self,
@@ -183,6 +188,30 @@ class GreedyAgent(Agent):
         best = max(scores.get(a, -np.inf) for a in legal)
         ties = [a for a in legal if scores.get(a, -np.inf) >= best - 1e-9]
         return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """One action per row, decided in one Numba call (``agents.greedy_kernels``) by the same
+        heuristic as ``act``; ties are broken by a SplitMix64 stream seeded from ``self.rng`` (one
+        draw per call). ``observations``: float32 [N, OBS_DIM]; ``action_masks``: int8 or bool
+        [N, N_ACTIONS]; anything else raises ValueError. A row without a legal action gets -1."""
+        from .greedy_kernels import PARAM_NAMES, greedy_decide_batch
+
+        obs = np.asarray(observations)
+        masks = np.asarray(action_masks)
+        if obs.ndim != 2 or obs.shape[1] != E.OBS_DIM or obs.dtype != np.float32:
+            raise ValueError(f"observations must be float32 [N, {E.OBS_DIM}], got {obs.dtype} {obs.shape}")
+        if masks.ndim != 2 or masks.shape[1] != E.N_ACTIONS or masks.dtype not in (np.int8, np.bool_):
+            raise ValueError(f"action_masks must be int8 or bool [N, {E.N_ACTIONS}], got {masks.dtype} {masks.shape}")
+        if masks.shape[0] != obs.shape[0]:
+            raise ValueError(f"action_masks has {masks.shape[0]} rows for {obs.shape[0]} observations")
+        out = np.full(obs.shape[0], -1, dtype=np.int64)
+        if obs.shape[0] == 0:
+            return out
+        params = np.array([getattr(self, name) for name in PARAM_NAMES], dtype=np.float64)
+        rng_state = self.rng.integers(0, 2**64, size=1, dtype=np.uint64)
+        greedy_decide_batch(np.ascontiguousarray(obs), np.ascontiguousarray(masks.view(np.int8)), params,
+                            rng_state, out)
+        return out
 
     # ------------------------------------------------------------------ shared estimates
     def _context(self, v: ObservationView) -> _Ctx:

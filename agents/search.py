@@ -113,6 +113,8 @@ from bali_env.engine import (  # noqa: E402
     legal_mask,
     majority_seat,
     market,
+    obs_count,
+    obs_one_hot,
     offering_total,
     offerings,
     play_out,
@@ -126,24 +128,6 @@ from bali_env.engine import (  # noqa: E402
 )
 
 
-@njit(cache=True)
-def _argmax_range(obs, start, size):
-    """Index (0..size-1) of the largest value in obs[start:start+size], -1 if all are 0."""
-    best = -1
-    best_v = 0.0
-    for k in range(size):
-        if obs[start + k] > best_v:
-            best_v = obs[start + k]
-            best = k
-    return best
-
-
-@njit(cache=True)
-def _obs_int(obs, i, scale):
-    """A count stored at obs[i] as count / scale."""
-    return np.int64(np.rint(obs[i] * scale))
-
-
 _DECISION_PHASE = np.zeros(N_DECISIONS, dtype=np.int64)
 for _d, _ph in ((D_TAKE_OFFERING, PH_TAKE_OFFERING), (D_PLAY, PH_PLAY), (D_OFFER_FACE_UP, PH_OFFER_OWN),
                 (D_OFFER_FACE_DOWN, PH_OFFER_OWN), (D_OFFER_SUPPLY, PH_OFFER_SUPPLY), (D_REFILL, PH_REFILL),
@@ -155,40 +139,40 @@ for _d, _ph in ((D_TAKE_OFFERING, PH_TAKE_OFFERING), (D_PLAY, PH_PLAY), (D_OFFER
 @njit(cache=True)
 def _decode_public(obs, s):
     """The public part of the state, read from the observation (observer = seat 0)."""
-    n = _argmax_range(obs, O_NUM_PLAYERS, 3) + 2
+    n = obs_one_hot(obs, O_NUM_PLAYERS, 3) + 2
     s[S_NUM_PLAYERS] = n
     s[S_ORACLE] = 1 if obs[O_VARIANTS] > 0.5 else 0
     s[S_DEMON] = 1 if obs[O_VARIANTS + 1] > 0.5 else 0
-    s[S_PHASE] = _DECISION_PHASE[_argmax_range(obs, O_DECISION, N_DECISIONS)]
-    s[S_ACTIVE] = _argmax_range(obs, O_ACTIVE, MAX_PLAYERS)
-    s[S_TO_MOVE] = _argmax_range(obs, O_TO_MOVE, MAX_PLAYERS)
+    s[S_PHASE] = _DECISION_PHASE[obs_one_hot(obs, O_DECISION, N_DECISIONS)]
+    s[S_ACTIVE] = obs_one_hot(obs, O_ACTIVE, MAX_PLAYERS)
+    s[S_TO_MOVE] = obs_one_hot(obs, O_TO_MOVE, MAX_PLAYERS)
     for q in range(n):
         b = O_SEATS + q * SEAT_WIDTH
         for k in range(N_CARD_TYPES):
-            s[hand(q, k)] = _obs_int(obs, b + SO_HAND + k, X_HAND)
-            s[tableau(q, k)] = _obs_int(obs, b + SO_TABLEAU + k, X_TABLEAU)
-        s[stones(q)] = _obs_int(obs, b + SO_STONES, X_STONES)
-        s[vp(q)] = _obs_int(obs, b + SO_VP, X_VP)
+            s[hand(q, k)] = obs_count(obs, b + SO_HAND + k, X_HAND)
+            s[tableau(q, k)] = obs_count(obs, b + SO_TABLEAU + k, X_TABLEAU)
+        s[stones(q)] = obs_count(obs, b + SO_STONES, X_STONES)
+        s[vp(q)] = obs_count(obs, b + SO_VP, X_VP)
         for c in range(N_CATEGORIES):
-            s[known_min(q, c)] = _obs_int(obs, b + SO_OFF_MIN + c, X_OFFERINGS)
-            s[known_max(q, c)] = _obs_int(obs, b + SO_OFF_MAX + c, X_OFFERINGS)
+            s[known_min(q, c)] = obs_count(obs, b + SO_OFF_MIN + c, X_OFFERINGS)
+            s[known_max(q, c)] = obs_count(obs, b + SO_OFF_MAX + c, X_OFFERINGS)
         s[starter(q)] = q
     for c in range(N_CATEGORIES):
-        s[supply(c)] = _obs_int(obs, O_SUPPLY + c, X_SUPPLY)
+        s[supply(c)] = obs_count(obs, O_SUPPLY + c, X_SUPPLY)
     for col in range(N_COLUMNS):
         k = 0
         for j in range(4):
-            card = _argmax_range(obs, O_MARKET + (col * 4 + j) * N_CARD_TYPES, N_CARD_TYPES)
+            card = obs_one_hot(obs, O_MARKET + (col * 4 + j) * N_CARD_TYPES, N_CARD_TYPES)
             if card >= 0:
                 s[market(col, k)] = card
                 k += 1
         s[col_pos(col)] = 0
         s[col_len(col)] = k
-    s[S_DEMON_COL] = _argmax_range(obs, O_DEMON, N_COLUMNS) if s[S_DEMON] != 0 else -1
-    s[S_PEEKS] = _obs_int(obs, O_ORACLE, X_PEEKS)
-    s[S_WINDOW] = _obs_int(obs, O_ORACLE_WINDOW, X_WINDOW)
-    s[S_LAST_COL] = _argmax_range(obs, O_LAST_COL, N_COLUMNS)
-    s[S_SCORED] = _argmax_range(obs, O_SCORING, N_CARD_TYPES)
+    s[S_DEMON_COL] = obs_one_hot(obs, O_DEMON, N_COLUMNS) if s[S_DEMON] != 0 else -1
+    s[S_PEEKS] = obs_count(obs, O_ORACLE, X_PEEKS)
+    s[S_WINDOW] = obs_count(obs, O_ORACLE_WINDOW, X_WINDOW)
+    s[S_LAST_COL] = obs_one_hot(obs, O_LAST_COL, N_COLUMNS)
+    s[S_SCORED] = obs_one_hot(obs, O_SCORING, N_CARD_TYPES)
 
 
 @njit(cache=True)
@@ -196,7 +180,7 @@ def _sample_deck(obs, rng, s):
     """The deck: the public composition in a uniformly random order."""
     size = 0
     for card in range(8):
-        for _ in range(_obs_int(obs, O_DECK_CARDS + card, X_DECK_CARDS)):
+        for _ in range(obs_count(obs, O_DECK_CARDS + card, X_DECK_CARDS)):
             s[deck(size)] = card
             size += 1
     shuffle(rng, s[deck(0) : deck(size)], 0, size)
@@ -212,7 +196,7 @@ def _sample_others(obs, rng, s, rest, strict):
     for q in range(1, s[S_NUM_PLAYERS]):
         for c in range(N_CATEGORIES):
             s[offerings(q, c)] = s[known_min(q, c)]
-        missing = _obs_int(obs, O_SEATS + q * SEAT_WIDTH + SO_OFF_TOTAL, X_OFFERINGS) - offering_total(s, q)
+        missing = obs_count(obs, O_SEATS + q * SEAT_WIDTH + SO_OFF_TOTAL, X_OFFERINGS) - offering_total(s, q)
         for _ in range(missing):
             room = 0
             for c in range(N_CATEGORIES):
@@ -238,7 +222,7 @@ def _sample_offerings(obs, rng, s, rest):
     for c in range(N_CATEGORIES):
         own = s[known_min(0, c)]
         s[offerings(0, c)] = own
-        rest[c] = SUPPLY_PER_CATEGORY - s[supply(c)] - own - _obs_int(obs, O_ALTAR_KNOWN + c, X_ALTAR)
+        rest[c] = SUPPLY_PER_CATEGORY - s[supply(c)] - own - obs_count(obs, O_ALTAR_KNOWN + c, X_ALTAR)
         for q in range(1, n):
             s[offerings(q, c)] = s[known_min(q, c)]
             rest[c] -= s[known_min(q, c)]
@@ -257,14 +241,14 @@ def _sample_offerings(obs, rng, s, rest):
 @njit(cache=True)
 def _sample_altar(obs, rng, s, rest):
     """The altar: known top cards in place, the other positions from the known pool + ``rest``."""
-    top = _obs_int(obs, O_ALTAR, X_ALTAR)
+    top = obs_count(obs, O_ALTAR, X_ALTAR)
     s[S_ALTAR_LEN] = top
     pool = np.zeros(N_CATEGORIES, dtype=np.int64)  # known-category cards not at a known depth
     for c in range(N_CATEGORIES):
-        pool[c] = _obs_int(obs, O_ALTAR_KNOWN + c, X_ALTAR)
+        pool[c] = obs_count(obs, O_ALTAR_KNOWN + c, X_ALTAR)
     fixed = np.full(ALTAR_MAX, -1, dtype=np.int64)
     for d in range(min(ORACLE_WINDOW, top)):
-        cat = _argmax_range(obs, O_ALTAR_TOP + N_CATEGORIES * d, N_CATEGORIES)
+        cat = obs_one_hot(obs, O_ALTAR_TOP + N_CATEGORIES * d, N_CATEGORIES)
         if cat >= 0:
             fixed[top - 1 - d] = cat
             pool[cat] -= 1
@@ -276,7 +260,7 @@ def _sample_altar(obs, rng, s, rest):
             cats[free] = c
             known[free] = 1
             free += 1
-    n_unknown = _obs_int(obs, O_ALTAR_UNKNOWN, X_ALTAR)
+    n_unknown = obs_count(obs, O_ALTAR_UNKNOWN, X_ALTAR)
     for _ in range(n_unknown):
         total_rest = rest[0] + rest[1] + rest[2] + rest[3]
         c = 0
@@ -313,7 +297,7 @@ def _sample_altar(obs, rng, s, rest):
         if fixed[i] >= 0:
             s[altar(i)] = fixed[i]
             depth = top - 1 - i
-            seen = i < top - ORACLE_WINDOW or _argmax_range(obs, O_ALTAR_TOP + N_CATEGORIES * depth, N_CATEGORIES) >= 0
+            seen = i < top - ORACLE_WINDOW or obs_one_hot(obs, O_ALTAR_TOP + N_CATEGORIES * depth, N_CATEGORIES) >= 0
             s[altar_known(i)] = 1 if seen else 0
         else:
             s[altar(i)] = cats[order[j]]

@@ -63,3 +63,18 @@ def test_a_changed_callee_in_another_file_is_recompiled(tmp_path):
     assert _probe(stale) == "1"
     _change_callee(stale)
     assert _probe(stale) == "1"  # Numba's own stamp: step.py did not change, the old code runs
+
+
+def test_a_covered_file_is_stamped_with_its_dependencies(tmp_path):
+    """``cover(file, dep)``: the cache stamp of ``file``'s kernels changes when ``dep`` changes."""
+    from bali_env.engine import numba_cache
+
+    kernels, dep = tmp_path / "kernels.py", tmp_path / "tables.py"
+    kernels.write_text("x = 1\n")
+    dep.write_text("TABLE = [1, 2]\n")
+    numba_cache.cover(str(kernels), str(dep))
+    assert numba_cache._is_covered(str(kernels))
+    before = numba_cache._dependencies_hash(str(kernels))
+    dep.write_text("TABLE = [1, 3]\n")
+    assert numba_cache._dependencies_hash(str(kernels)) != before
+    assert numba_cache._dependencies_hash(str(dep)) == ""  # not covered itself: no extra stamp

@@ -67,7 +67,7 @@ from .end import (  # noqa: E402
 )
 from .ids import *  # noqa: E402,F403
 from .obs_spec import *  # noqa: E402,F403
-from .observe import decision_index, observe  # noqa: E402
+from .observe import decision_index, obs_count, obs_one_hot, observe  # noqa: E402
 from .play import farmers_price  # noqa: E402
 from .rng import rng_below, rng_next, shuffle  # noqa: E402
 from .scoring import majority_holder, majority_seat, shrine_reward_amount  # noqa: E402

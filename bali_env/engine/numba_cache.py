@@ -18,7 +18,7 @@ from pathlib import Path
 from numba.core import caching
 
 ENGINE_DIR = Path(__file__).resolve().parent
-_covered: set[Path] = set()
+_covered: dict[Path, tuple[Path, ...]] = {}  # kernel file outside the engine -> other files it depends on
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,10 +31,11 @@ def engine_sources_hash() -> str:
     return h.hexdigest()
 
 
-def cover(py_file: str) -> None:
-    """Key the cache of the kernels in ``py_file`` (outside the engine) on the engine sources too.
+def cover(py_file: str, *depends_on: str) -> None:
+    """Key the cache of the kernels in ``py_file`` (outside the engine) on the engine sources too,
+    and on the files ``depends_on`` (e.g. a module whose arrays the kernels read as constants).
     Call it before the file's first ``@njit(cache=True)``."""
-    _covered.add(Path(py_file).resolve())
+    _covered[Path(py_file).resolve()] = tuple(Path(d).resolve() for d in depends_on)
 
 
 def _is_covered(py_file: str) -> bool:
@@ -42,11 +43,23 @@ def _is_covered(py_file: str) -> bool:
     return p.parent == ENGINE_DIR or p in _covered
 
 
+def _dependencies_hash(py_file: str) -> str:
+    """SHA-256 over the contents of the extra files a covered file depends on ("" if none)."""
+    deps = _covered.get(Path(py_file).resolve(), ())
+    if not deps:
+        return ""
+    h = hashlib.sha256()
+    for dep in deps:
+        h.update(dep.read_bytes())
+    return h.hexdigest()
+
+
 class _EngineStamp:
-    """Mixin for a Numba cache locator: the file's own stamp plus the engine sources' hash."""
+    """Mixin for a Numba cache locator: the file's own stamp plus the engine sources' hash (and
+    the hash of the extra files the kernel file depends on)."""
 
     def get_source_stamp(self):  # noqa: D102 - Numba's interface
-        return (super().get_source_stamp(), engine_sources_hash())
+        return (super().get_source_stamp(), engine_sources_hash(), _dependencies_hash(self._py_file))
 
     @classmethod
     def from_function(cls, py_func, py_file):  # noqa: D102 - Numba's interface

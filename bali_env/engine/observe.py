@@ -3,7 +3,8 @@
 ``observe(s, p, obs, mask)`` writes seat ``p``'s observation, laid out as ``obs_spec.OBS_FIELDS``
 declares (offsets and scales come from there), and the action mask (all 0 unless ``p`` decides
 now). Only what ``p`` may know goes in: others' offering cards as the public bounds, the altar
-categories ``p`` saw, no deck order.
+categories ``p`` saw, no deck order. ``obs_one_hot`` and ``obs_count`` read fields back (for the
+agents' Numba kernels).
 """
 
 from __future__ import annotations
@@ -109,6 +110,27 @@ from .state import (
 from .step import legal_mask
 
 
+# ----------------------------------------------------------------------------- reading an observation
+@njit(cache=True, inline="always")
+def obs_one_hot(obs, start, size):
+    """Index (0..size-1) of the largest value in obs[start:start+size], -1 if all are 0 (a one-hot
+    field of the observation)."""
+    best = -1
+    best_v = 0.0
+    for k in range(size):
+        if obs[start + k] > best_v:
+            best_v = obs[start + k]
+            best = k
+    return best
+
+
+@njit(cache=True, inline="always")
+def obs_count(obs, i, scale):
+    """The count stored at obs[i] as count / scale."""
+    return np.int64(np.rint(obs[i] * scale))
+
+
+# ----------------------------------------------------------------------------- writing one
 @njit(cache=True, inline="always")
 def decision_index(s):
     """The decision being taken now (``ids.DECISION_NAMES``): the phase as the mover sees it."""
