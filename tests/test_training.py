@@ -222,3 +222,14 @@ def test_train_out_must_be_writable(tmp_path, capsys):
     assert "--out" in capsys.readouterr().err
     args = parse_args(["--out", str(tmp_path / "ok"), "--opponents", "greedy:2,self:1"])
     assert args.weights == {"greedy": 2.0, "self": 1.0}
+
+
+@pytest.mark.parametrize("flags", [["--steps", "0"], ["--opponents", "self:1"], ["--opponents", "nobody"]])
+def test_throughput_flags_are_validated(flags, capsys):
+    """python -m training.throughput refuses bad flags before measuring anything."""
+    from training.throughput import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(flags)
+    assert exc.value.code == 2
+    assert flags[0] in capsys.readouterr().err
