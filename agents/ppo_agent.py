@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.engine import N_ACTIONS, OBS_DIM
+from bali_env.engine import N_ACTIONS, O_NUM_PLAYERS, OBS_DIM
 
 from .base import Agent
 
@@ -142,8 +142,6 @@ class PPOAgent(Agent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The policy's actions for a batch ([N, OBS_DIM] observations, [N, N_ACTIONS] masks)."""
-        from bali_env.engine import O_NUM_PLAYERS
-
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks)
         if obs.ndim != 2 or obs.shape[1] != OBS_DIM:

@@ -105,12 +105,14 @@ def parse_options(options: Any, num_players: int, oracle: bool) -> tuple[np.ndar
     return deck, starters, altar
 
 
-def score_breakdown(s: np.ndarray) -> list[dict[str, Any]]:
-    """Each seat's final score by part (``engine.score_parts``): VP tokens, shrines, stones,
-    offerings by category, and the total."""
-    n = int(s[C.S_NUM_PLAYERS])
+def _score_parts(s: np.ndarray) -> np.ndarray:
+    """``engine.score_parts`` of a state: int64[MAX_PLAYERS, N_PARTS]."""
     parts = np.zeros((C.MAX_PLAYERS, C.N_PARTS), dtype=np.int64)
     C.score_parts(s, parts)
+    return parts
+
+
+def _breakdown(parts: np.ndarray, n: int) -> list[dict[str, Any]]:
     rows = []
     for q in range(n):
         row: dict[str, Any] = {
@@ -124,12 +126,18 @@ def score_breakdown(s: np.ndarray) -> list[dict[str, Any]]:
     return rows
 
 
+def score_breakdown(s: np.ndarray) -> list[dict[str, Any]]:
+    """Each seat's final score by part (``engine.score_parts``): VP tokens, shrines, stones,
+    offerings by category, and the total."""
+    return _breakdown(_score_parts(s), int(s[C.S_NUM_PLAYERS]))
+
+
 def final_result(s: np.ndarray) -> dict[str, Any]:
     """The end of a finished game: scores, winners, what decided it (``"score"``, ``"shrines"``,
     ``"stones"`` or ``"shared"``), the altar's counts and values, and the score breakdown."""
     n = int(s[C.S_NUM_PLAYERS])
-    scores = np.zeros(C.MAX_PLAYERS, dtype=np.int64)
-    C.final_scores(s, scores)
+    parts = _score_parts(s)
+    scores = parts.sum(axis=1)
     mask, level = C.decide_winners(s, scores)
     counts = np.zeros(C.N_CATEGORIES, dtype=np.int64)
     C.altar_counts(s, counts)
@@ -141,7 +149,7 @@ def final_result(s: np.ndarray) -> dict[str, Any]:
         "decided_by": TIEBREAK_NAMES[int(level)],
         "altar_counts": [int(v) for v in counts],
         "altar_values": [int(v) for v in values],
-        "score_breakdown": score_breakdown(s),
+        "score_breakdown": _breakdown(parts, n),
     }
 
 

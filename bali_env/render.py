@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from . import engine as E
+from .contract import final_result
 from .engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES, DECISION_TEXT
 from .view import ObservationView, decode_observation
 
@@ -127,8 +128,6 @@ def public_view(s: np.ndarray) -> ObservationView:
 
 def render_ansi(s: np.ndarray) -> str:
     """The public table of the state ``s`` as text (``render_mode="ansi"``); the scores once over."""
-    from .contract import final_result
-
     n = int(s[E.S_NUM_PLAYERS])
     final = final_result(s) if int(s[E.S_PHASE]) == E.PH_GAME_OVER else None
     return render_view(public_view(s), None, [f"player_{q}" for q in range(n)], final)

@@ -510,3 +510,30 @@ def test_observation_matches_documented_layout(config):
         e.step(int(rng.choice(e.unwrapped.legal_actions())))
         step += 1
     assert checked > 40
+
+
+def test_render_ansi_shows_no_private_knowledge():
+    """The public table ignores what only some players know: clearing every private altar bit and
+    replacing each seat's own offering cards by the public bounds changes nothing in render()."""
+    from bali_env import engine as E
+    from bali_env.render import render_ansi
+
+    checked = 0
+    for seed in range(6):
+        env = bali_env.raw_env(num_players=3, oracle=True)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while not all(env.terminations.values()):
+            s = env._state
+            v = E.view(s)
+            everyone = (1 << 3) - 1
+            private = [i for i in range(int(s[E.S_ALTAR_LEN])) if 0 < int(v.altar_known[i]) < everyone]
+            if private:
+                other = s.copy()
+                ov = E.view(other)
+                for i in private:
+                    ov.altar_known[i] = 0
+                assert render_ansi(other) == render_ansi(s)
+                checked += 1
+            env.step(int(rng.choice(env.legal_actions())))
+    assert checked > 20

@@ -17,6 +17,7 @@ from .ids import (
     A_SHRINE_VP,
     FARMER,
     MAJORITY_MIN,
+    N_CARD_TYPES,
     N_CATEGORIES,
     PH_FARMER_CHOICE,
     PH_SHRINE_REWARD,
@@ -70,7 +71,7 @@ def majority_seat(s, card):
     """The seat that earns the majority bonus for ``card`` (``majority_holder`` of the
     tableaus), or -1."""
     n = s[S_NUM_PLAYERS]
-    counts = s[tableau(0, card) : tableau(n - 1, card) + 1 : 7]
+    counts = s[tableau(0, card) : tableau(n - 1, card) + 1 : N_CARD_TYPES]
     return majority_holder(counts, n)
 
 
