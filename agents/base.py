@@ -8,10 +8,88 @@ one decision per row (the default loops over ``act``; vectorised agents override
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import numpy as np
+
+
+def check_observations(observations: np.ndarray, action_masks: np.ndarray,
+                       need_legal: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks as an agent may read them, checked: shapes ``[N, OBS_DIM]`` and
+    ``[N, N_ACTIONS]`` (or one of each), finite values within each slot's range that are whole
+    counts of its scale, one decision, one seat to decide and one player count, 0/1 masks with a
+    legal action per row (unless ``need_legal`` is False). TypeError / ValueError naming what is
+    wrong; returns float32 / int8 2-D copies (nothing out of range ever reaches a search kernel)."""
+    from bali_env.engine import N_ACTIONS, O_DECISION, O_NUM_PLAYERS, O_TO_MOVE, OBS_DIM, OBS_HIGH, OBS_SCALE
+    from bali_env.engine.obs_spec import observation_slot_names
+
+    obs, masks = np.asarray(observations), np.asarray(action_masks)
+    if obs.ndim == 1:
+        obs, masks = obs[None], masks[None]
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observation must have shape [{OBS_DIM}] (or [N, {OBS_DIM}]), got {np.shape(observations)}")
+    if masks.shape != (obs.shape[0], N_ACTIONS):
+        raise ValueError(f"action_mask must have shape [{N_ACTIONS}] (or [N, {N_ACTIONS}]) matching the "
+                         f"observations, got {np.shape(action_masks)}")
+    if not np.issubdtype(obs.dtype, np.number):
+        raise TypeError(f"observation must be numeric (float32), got dtype {obs.dtype}")
+    if not (np.issubdtype(masks.dtype, np.number) or masks.dtype == np.bool_):
+        raise TypeError(f"action_mask must be 0/1 numbers or bools, got dtype {masks.dtype}")
+    obs = obs.astype(np.float32)
+    if not np.isfinite(obs).all():
+        raise ValueError("observation holds NaN or infinite values")
+    counts = obs * OBS_SCALE
+    bad = (obs < 0) | (obs > OBS_HIGH * (1 + 1e-5)) | (np.abs(counts - np.round(counts)) > 1e-3)
+    if bad.any():
+        row, slot = (int(x) for x in np.argwhere(bad)[0])
+        raise ValueError(f"observation slot {slot} ({observation_slot_names()[slot]}) = {obs[row, slot]!r} is not a "
+                         f"count within 0..{OBS_HIGH[slot] * OBS_SCALE[slot]:g} divided by {OBS_SCALE[slot]:g}")
+    decision = obs[:, O_DECISION : O_DECISION + 10]
+    over = decision[:, 9] == 1
+    groups = (("decision", decision, np.ones(len(obs))),
+              ("seat to decide", obs[:, O_TO_MOVE : O_TO_MOVE + 4], np.where(over, 0, 1)),
+              ("number of players", obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + 3], np.ones(len(obs))))
+    for name, block, want in groups:
+        if (block.sum(axis=1) != want).any():
+            raise ValueError(f"observation: the {name} one-hot must have exactly one slot set (the seat to "
+                             "decide: none after the end)")
+    if not np.isin(masks, (0, 1)).all():
+        raise ValueError("action_mask must hold 0/1 values")
+    masks = masks.astype(np.int8)
+    if need_legal and not (masks.sum(axis=1) > 0).all():
+        raise ValueError("action_mask has no legal action")
+    return obs, masks
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, vectorised over a uint64 array."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def decision_keys(seed: int, games: np.ndarray, seats: np.ndarray, decisions: np.ndarray) -> np.ndarray:
+    """One uint64 key per decision, from the tournament seed, the game index, the seat and the
+    decision's number in that game: what an agent's randomness is drawn from in a tournament,
+    so a game plays out the same whichever worker, batch or backend plays it."""
+    with np.errstate(over="ignore"):
+        z = _mix(np.full(len(games), np.uint64(int(seed) % 2**64)) + _GOLDEN)
+        for part in (games, seats, decisions):
+            z = _mix(z ^ (np.asarray(part, dtype=np.int64).astype(np.uint64) + _GOLDEN))
+    return z
+
+
+def key_uniforms(keys: np.ndarray, width: int) -> np.ndarray:
+    """``width`` uniform floats in [0, 1) per key (row i depends on ``keys[i]`` only)."""
+    with np.errstate(over="ignore"):
+        z = _mix(keys[:, None] + _GOLDEN * np.arange(1, width + 1, dtype=np.uint64))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 2**53)
 
 
 class Agent(ABC):
@@ -34,6 +112,21 @@ class Agent(ABC):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """One action per row; the default calls ``act`` row by row."""
         return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64)
+
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """One action per row, row i's randomness drawn from ``keys[i]`` (``decision_keys``), so
+        each row's choice does not depend on the other rows: what tournaments call. The default
+        reseeds and calls ``act`` row by row for an agent that is not ``batched``; a batched agent
+        that does not override this is seeded once per call from all the keys (its choices then
+        depend on how rows are batched)."""
+        if not self.batched:
+            out = np.empty(len(keys), dtype=np.int64)
+            for i, (o, m) in enumerate(zip(observations, action_masks, strict=True)):
+                self.seed(int(keys[i]))
+                out[i] = self.act(o, m)
+            return out
+        self.seed(int(_mix(np.bitwise_xor.reduce(keys, keepdims=True))[0]) if len(keys) else 0)
+        return self.act_batch(observations, action_masks)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -64,11 +157,54 @@ def _parse_settings(text: str) -> dict[str, object]:
     return settings
 
 
+def _agent_from_file(spec: str, seed: int | None) -> Agent:
+    """``FILE.py:Class[:key=value,...]``: your own agent class from a Python file, built with
+    ``Class(seed=seed, **settings)``. Works in tournament worker processes too (they load the
+    file themselves)."""
+    import importlib.util
+    from pathlib import Path
+
+    path_text, _, rest = spec.partition(":")
+    class_name, _, settings = rest.partition(":")
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"agent file {path_text!r} not found (spec {spec!r}: FILE.py:Class)")
+    if not class_name.isidentifier():
+        raise ValueError(f"agent spec {spec!r} needs a class name after the file: FILE.py:Class")
+    module_name = f"bali_user_agent_{abs(hash(str(path)))}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        loader = importlib.util.spec_from_file_location(module_name, path)
+        if loader is None or loader.loader is None:
+            raise ValueError(f"cannot load {path_text!r} as a Python module")
+        module = importlib.util.module_from_spec(loader)
+        sys.modules[module_name] = module
+        try:
+            loader.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise ValueError(f"loading {path_text!r} failed: {type(exc).__name__}: {exc}") from exc
+    cls = getattr(module, class_name, None)
+    if not isinstance(cls, type) or not callable(getattr(cls, "act", None)):
+        raise ValueError(f"{path_text!r} has no agent class {class_name!r} (a class with act(observation, "
+                         "action_mask); subclass agents.Agent)")
+    agent = cls(seed=seed, **_parse_settings(settings))
+    if getattr(agent, "name", "agent") in ("agent", None):
+        agent.name = f"{path.stem}:{class_name}"
+    return agent
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec: ``"random"``, ``"greedy"``, ``"mcts"``, ``"mcts:sims=200"``,
-    ``"sb3:path/to/model.zip"``. Raises ValueError for an unknown kind."""
+    ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, or your own class from a file:
+    ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings). Raises ValueError for an
+    unknown kind or a file or class that cannot be loaded."""
     from . import _builtin  # noqa: F401  (registers the built-in agents)
 
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent spec is a string like 'greedy' or 'mybot.py:MyBot', got {type(spec).__name__}")
+    if spec.partition(":")[0].endswith(".py"):
+        return _agent_from_file(spec, seed)
     kind, _, rest = spec.partition(":")
     if kind not in _REGISTRY:
         raise ValueError(f"unknown agent {kind!r}; known: {sorted(_REGISTRY)}")

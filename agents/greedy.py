@@ -36,7 +36,7 @@ from bali_env import decode_observation
 from bali_env import engine as E
 from bali_env.view import ObservationView
 
-from .base import Agent
+from .base import Agent, check_observations
 
 # the engine's ids under short names
 SC, PR, SH, FARMER = E.STONECUTTER, E.PRIEST, E.SHRINE, E.FARMER
@@ -177,7 +177,11 @@ class GreedyAgent(Agent):
     # ------------------------------------------------------------------ entry point
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The legal action with the best heuristic score (ties broken by ``self.rng``)."""
-        legal = [int(a) for a in np.flatnonzero(action_mask)]
+        obs, masks = check_observations(observation, action_mask)
+        if obs.shape[0] != 1:
+            raise ValueError(f"act takes one observation, got {obs.shape[0]}")
+        observation = obs[0]
+        legal = [int(a) for a in np.flatnonzero(masks[0])]
         if len(legal) == 1:
             return legal[0]
         view = decode_observation(observation)
@@ -189,11 +193,18 @@ class GreedyAgent(Agent):
         ties = [a for a in legal if scores.get(a, -np.inf) >= best - 1e-9]
         return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
 
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """``act_batch`` with row i's ties broken by a stream started at ``keys[i]``."""
+        return self._decide(observations, action_masks, np.array(keys, dtype=np.uint64).reshape(-1))
+
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """One action per row, decided in one Numba call (``agents.greedy_kernels``) by the same
         heuristic as ``act``; ties are broken by a SplitMix64 stream seeded from ``self.rng`` (one
         draw per call). ``observations``: float32 [N, OBS_DIM]; ``action_masks``: int8 or bool
         [N, N_ACTIONS]; anything else raises ValueError. A row without a legal action gets -1."""
+        return self._decide(observations, action_masks, None)
+
+    def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
         from .greedy_kernels import PARAM_NAMES, greedy_decide_batch
 
         obs = np.asarray(observations)
@@ -204,11 +215,16 @@ class GreedyAgent(Agent):
             raise ValueError(f"action_masks must be int8 or bool [N, {E.N_ACTIONS}], got {masks.dtype} {masks.shape}")
         if masks.shape[0] != obs.shape[0]:
             raise ValueError(f"action_masks has {masks.shape[0]} rows for {obs.shape[0]} observations")
+        if obs.shape[0]:
+            check_observations(obs, masks, need_legal=False)  # values in range before the kernel reads them
         out = np.full(obs.shape[0], -1, dtype=np.int64)
         if obs.shape[0] == 0:
             return out
         params = np.array([getattr(self, name) for name in PARAM_NAMES], dtype=np.float64)
-        rng_state = self.rng.integers(0, 2**64, size=1, dtype=np.uint64)
+        if keys is not None and len(keys) != obs.shape[0]:
+            raise ValueError(f"keys has {len(keys)} entries for {obs.shape[0]} observations")
+        # one stream for the batch, or one per row (a single row's key is its own stream either way)
+        rng_state = self.rng.integers(0, 2**64, size=1, dtype=np.uint64) if keys is None else keys.copy()
         greedy_decide_batch(np.ascontiguousarray(obs), np.ascontiguousarray(masks.view(np.int8)), params,
                             rng_state, out)
         return out

@@ -856,11 +856,14 @@ def greedy_decide(obs, mask, params, rng_state, v, x, scores, legal):
 def greedy_decide_batch(obs, masks, params, rng_state, out):
     """The greedy heuristic's action for every row: ``obs`` float32[N, OBS_DIM], ``masks``
     int8[N, N_ACTIONS], ``params`` float64[N_PARAMS] (``PARAM_NAMES``), ``rng_state`` uint64[1]
-    (the tie-break stream, advanced), ``out`` int64[N] (``NO_ACTION`` for a row without a legal
-    action)."""
+    (one tie-break stream for the batch, advanced) or uint64[N] (a stream per row: row i's
+    choice then depends on row i only), ``out`` int64[N] (``NO_ACTION`` for a row without a
+    legal action)."""
     v = np.zeros(V_SIZE, np.int64)
     x = np.zeros(C_SIZE, np.float64)
     scores = np.zeros(N_ACTIONS, np.float64)
     legal = np.zeros(N_ACTIONS, np.int64)
+    per_row = rng_state.shape[0] > 1
     for i in range(obs.shape[0]):
-        out[i] = greedy_decide(obs[i], masks[i], params, rng_state, v, x, scores, legal)
+        stream = rng_state[i : i + 1] if per_row else rng_state[0:1]
+        out[i] = greedy_decide(obs[i], masks[i], params, stream, v, x, scores, legal)

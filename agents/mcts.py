@@ -21,7 +21,50 @@ import numpy as np
 from bali_env.engine import N_ACTIONS
 
 from . import search
-from .base import Agent
+from .base import Agent, check_observations
+
+
+def check_position(obs: np.ndarray, mask: np.ndarray | None = None) -> None:
+    """ValueError unless a full game state gives exactly this (range-checked) observation: the
+    counts ``agents.search.determinize`` builds a sample from must add up (deck cards to the deck
+    size, altar categories to the altar size, seats to the player count), and one sample must be a
+    consistent state (``bali_env.contract.check_states``) that observed from seat 0 gives back
+    ``obs`` and, when given, the legal actions ``mask``. Nothing else reaches the search."""
+    from bali_env import engine as E
+    from bali_env.contract import check_states
+
+    def count(i: int, scale: float) -> int:
+        return int(np.rint(obs[i] * scale))
+
+    n = 2 + int(np.argmax(obs[E.O_NUM_PLAYERS : E.O_NUM_PLAYERS + 3]))
+    present = [count(E.O_SEATS + r * E.SEAT_WIDTH + E.SO_PRESENT, 1) for r in range(E.MAX_PLAYERS)]
+    if present != [1] * n + [0] * (E.MAX_PLAYERS - n):
+        raise ValueError(f"observation: the present seats {present} do not match {n} players")
+    deck_cards = sum(count(E.O_DECK_CARDS + k, E.X_DECK_CARDS) for k in range(8))
+    if deck_cards != count(E.O_DECK, E.X_DECK) or deck_cards > E.ORACLE_DECK_SIZE:
+        raise ValueError(f"observation: the deck's cards by id add up to {deck_cards}, the deck holds "
+                         f"{count(E.O_DECK, E.X_DECK)}")
+    known = [count(E.O_ALTAR_KNOWN + c, E.X_ALTAR) for c in range(E.N_CATEGORIES)]
+    size = count(E.O_ALTAR, E.X_ALTAR)
+    if sum(known) + count(E.O_ALTAR_UNKNOWN, E.X_ALTAR) != size or size > E.ALTAR_MAX:
+        raise ValueError(f"observation: known {sum(known)} and unknown altar cards do not add up to the altar's {size}")
+    for d in range(min(E.ORACLE_WINDOW, size)):
+        cat = obs[E.O_ALTAR_TOP + E.N_CATEGORIES * d : E.O_ALTAR_TOP + E.N_CATEGORIES * (d + 1)]
+        if cat.sum() > 1 or (cat.sum() == 1 and known[int(np.argmax(cat))] < 1):
+            raise ValueError(f"observation: the altar card at depth {d} is not among the known altar cards")
+        if cat.sum() == 1:
+            known[int(np.argmax(cat))] -= 1
+    s = np.zeros(E.STATE_SIZE, dtype=E.STATE_DTYPE)
+    search.determinize(obs, np.array([7], dtype=np.uint64), s)
+    try:
+        check_states(s[None])
+    except ValueError as exc:
+        raise ValueError(f"observation: no consistent game state gives it ({exc})") from None
+    again = np.zeros(E.OBS_DIM, dtype=np.float32)
+    legal = np.zeros(E.N_ACTIONS, dtype=np.int8)
+    E.observe(s, 0, again, legal)
+    if not np.array_equal(again, obs) or (mask is not None and not np.array_equal(legal, mask)):
+        raise ValueError("observation: no consistent game state gives it (or these legal actions)")
 
 
 class MCTSAgent(Agent):
@@ -31,6 +74,13 @@ class MCTSAgent(Agent):
 
     def __init__(self, seed: int | None = None, sims: int = 1000, seconds: float = 0.0, c: float = 0.7,
                  max_nodes: int | None = None) -> None:
+        for name, value in (("sims", sims), ("seconds", seconds), ("c", c)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise TypeError(f"mcts setting {name} must be a number, got {value!r}")
+        if not isinstance(sims, (int, np.integer)):
+            raise TypeError(f"mcts setting sims must be an int, got {sims!r}")
+        if not (np.isfinite(seconds) and np.isfinite(c)) or sims < 0 or seconds < 0 or c < 0:
+            raise ValueError(f"mcts settings must be >= 0 and finite, got sims={sims!r} seconds={seconds!r} c={c!r}")
         if sims <= 0 and seconds <= 0:
             raise ValueError("give a positive budget: sims > 0 or seconds > 0")
         self.sims = int(sims)
@@ -50,17 +100,24 @@ class MCTSAgent(Agent):
         super().seed(seed)
         self._stream = np.array([np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]], dtype=np.uint64)
 
-    def search(self, observation: np.ndarray) -> np.ndarray:
-        """Run the search from ``observation``; return the root's visit count per action."""
-        obs = np.ascontiguousarray(observation, dtype=np.float32)
+    def search(self, observation: np.ndarray, action_mask: np.ndarray | None = None) -> np.ndarray:
+        """Run the search from ``observation`` (checked first: ``check_position``); return the
+        root's visit count per action."""
+        obs, masks = check_observations(observation, np.ones(N_ACTIONS, np.int8) if action_mask is None
+                                        else action_mask)
+        obs = np.ascontiguousarray(obs[0])
+        check_position(obs, None if action_mask is None else masks[0])
         tree = (self._child, self._visits, self._avail, self._value, self._mover, self._n_nodes)
         search.ismcts_reset(*tree)
-        if self.seconds > 0:
-            deadline = time.perf_counter() + self.seconds
-            while time.perf_counter() < deadline and self._n_nodes[0] < len(self._visits) - 64:
-                search.ismcts_iterate(obs, 64, self._stream, self.c, *tree)
-        else:
-            search.ismcts_iterate(obs, self.sims, self._stream, self.c, *tree)
+        try:
+            if self.seconds > 0:
+                deadline = time.perf_counter() + self.seconds
+                while time.perf_counter() < deadline and self._n_nodes[0] < len(self._visits) - 64:
+                    search.ismcts_iterate(obs, 64, self._stream, self.c, *tree)
+            else:
+                search.ismcts_iterate(obs, self.sims, self._stream, self.c, *tree)
+        except ZeroDivisionError:  # a sampled game reached a decision without a legal action
+            raise ValueError("observation: no consistent game continues from it (a count is off)") from None
         counts = np.zeros(N_ACTIONS, dtype=np.int64)
         for a in range(N_ACTIONS):
             ch = self._child[0, a]
@@ -69,10 +126,14 @@ class MCTSAgent(Agent):
         return counts
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The most visited legal action (a forced move is played without searching)."""
-        legal = np.flatnonzero(action_mask)
+        """The most visited legal action (a forced move is played without searching); the
+        observation and mask are checked first (``check_observations``)."""
+        obs, masks = check_observations(observation, action_mask)
+        if obs.shape[0] != 1:
+            raise ValueError(f"act takes one observation, got {obs.shape[0]}")
+        legal = np.flatnonzero(masks[0])
         if len(legal) == 1:
             return int(legal[0])
-        counts = self.search(observation)
-        counts = np.where(np.asarray(action_mask) > 0, counts, -1)
+        counts = self.search(obs[0], masks[0])
+        counts = np.where(masks[0] > 0, counts, -1)
         return int(np.argmax(counts))

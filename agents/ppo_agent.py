@@ -13,8 +13,6 @@ action (or samples from the masked distribution), for a whole batch at once:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +20,12 @@ import numpy as np
 
 from bali_env.engine import N_ACTIONS, O_NUM_PLAYERS, OBS_DIM
 
-from .base import Agent
+from .base import Agent, check_observations, key_uniforms
 
 FORMAT = "bali-env/ppo-policy"
 VERSION = 1
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
-_ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+_ACTIVATIONS = {"tanh": lambda x: np.tanh(x, out=x), "relu": lambda x: np.maximum(x, 0.0, out=x)}
 
 
 def shipped_policy(num_players: int) -> Path:
@@ -35,10 +33,9 @@ def shipped_policy(num_players: int) -> Path:
     return POLICY_DIR / f"bali_{num_players}p.npz"
 
 
-def export_policy(policy: Any, path: str | Path, **meta: Any) -> Path:
-    """Write the actor of an SB3 (Maskable)ActorCriticPolicy with an MLP extractor as a ``.npz``
-    (written to a temporary file, then moved into place); ``meta`` (e.g. ``num_players``) is
-    stored too. Returns the path."""
+def policy_arrays(policy: Any, **meta: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, Any]]:
+    """The actor of an SB3 (Maskable)ActorCriticPolicy with an MLP extractor as float32
+    ``(weight, bias)`` pairs and the metadata of an export (``meta`` added)."""
     import torch
 
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
@@ -46,24 +43,32 @@ def export_policy(policy: Any, path: str | Path, **meta: Any) -> Path:
     act = type(policy.activation_fn()).__name__.lower() if isinstance(policy.activation_fn, type) else "tanh"
     if act not in _ACTIVATIONS:
         raise ValueError(f"cannot export a policy with activation {act!r}; supported: {sorted(_ACTIVATIONS)}")
+    weights = [(layer.weight.detach().cpu().numpy().astype(np.float32).copy(),
+                layer.bias.detach().cpu().numpy().astype(np.float32).copy()) for layer in layers]
+    info = {"format": FORMAT, "version": VERSION, "activation": act, "layers": len(layers),
+            "obs_dim": int(layers[0].in_features), "n_actions": int(layers[-1].out_features), **meta}
+    return weights, info
+
+
+def export_policy(policy: Any, path: str | Path, **meta: Any) -> Path:
+    """Write the actor of an SB3 (Maskable)ActorCriticPolicy with an MLP extractor as a ``.npz``
+    (written to a temporary file, then moved into place); ``meta`` (e.g. ``num_players``) is
+    stored too. Returns the path."""
+    weights, info = policy_arrays(policy, **meta)
     arrays: dict[str, np.ndarray] = {}
-    for i, layer in enumerate(layers):
-        arrays[f"w{i}"] = layer.weight.detach().cpu().numpy().astype(np.float32)
-        arrays[f"b{i}"] = layer.bias.detach().cpu().numpy().astype(np.float32)
-    arrays["meta"] = np.array([repr({"format": FORMAT, "version": VERSION, "activation": act, "layers": len(layers),
-                                     "obs_dim": int(layers[0].in_features),
-                                     "n_actions": int(layers[-1].out_features), **meta})])
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".npz")
-    os.close(fd)
-    np.savez(tmp, **arrays)
-    os.replace(tmp, p)
-    return p
+    for i, (w, b) in enumerate(weights):
+        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    arrays["meta"] = np.array([repr(info)])
+    from bali_env.files import replace_when_done
+
+    with replace_when_done(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    return Path(path)
 
 
 class ExportedPolicy:
-    """The weights of one exported policy, checked on load."""
+    """The weights of one exported policy, checked on load (``ExportedPolicy(path)``), or taken
+    from a live SB3 policy (``ExportedPolicy.from_sb3(policy)``: a frozen copy, no file)."""
 
     def __init__(self, path: str | Path) -> None:
         """Load and check ``path``; ValueError saying what is wrong."""
@@ -77,28 +82,44 @@ class ExportedPolicy:
                 meta = ast.literal_eval(str(data["meta"][0]))
                 if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                     raise ValueError("not a bali-env policy export")
-                self.weights = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
-                                for i in range(int(meta["layers"]))]
+                weights = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
+                           for i in range(int(meta["layers"]))]
         except (OSError, KeyError, ValueError, SyntaxError) as exc:
             raise ValueError(f"{str(p)!r} is not a valid exported policy: {exc}") from None
+        self._set(weights, meta, repr(str(p)))
+        self.path = p
+
+    @classmethod
+    def from_sb3(cls, policy: Any, **meta: Any) -> ExportedPolicy:
+        """A frozen NumPy copy of an SB3 policy's actor (what self-play snapshots play)."""
+        self = cls.__new__(cls)
+        self._set(*policy_arrays(policy, **meta), "an SB3 policy")
+        self.path = None
+        return self
+
+    def _set(self, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], where: str) -> None:
         if meta.get("version") != VERSION:
-            raise ValueError(f"{str(p)!r}: policy format version {meta.get('version')}, expected {VERSION}")
+            raise ValueError(f"{where}: policy format version {meta.get('version')}, expected {VERSION}")
         if meta.get("obs_dim") != OBS_DIM or meta.get("n_actions") != N_ACTIONS:
-            raise ValueError(f"{str(p)!r} was trained for observations of {meta.get('obs_dim')} and "
+            raise ValueError(f"{where} was trained for observations of {meta.get('obs_dim')} and "
                              f"{meta.get('n_actions')} actions; this bali-env has {OBS_DIM} and {N_ACTIONS}")
-        for i, (w, b) in enumerate(self.weights):
-            if w.ndim != 2 or b.shape != (w.shape[0],) or (i and w.shape[1] != self.weights[i - 1][0].shape[0]):
-                raise ValueError(f"{str(p)!r}: layer {i} has inconsistent shapes {w.shape}, {b.shape}")
+        for i, (w, b) in enumerate(weights):
+            if w.ndim != 2 or b.shape != (w.shape[0],) or (i and w.shape[1] != weights[i - 1][0].shape[0]):
+                raise ValueError(f"{where}: layer {i} has inconsistent shapes {w.shape}, {b.shape}")
+        if meta.get("activation") not in _ACTIVATIONS:
+            raise ValueError(f"{where}: unknown activation {meta.get('activation')!r}")
+        self.weights = [(np.ascontiguousarray(w.T), b) for w, b in weights]  # [in, out] for x @ w
         self.meta = meta
         self.activation = _ACTIVATIONS[meta["activation"]]
-        self.path = p
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """The action logits of a batch of observations ([N, OBS_DIM] -> [N, N_ACTIONS])."""
         x = np.asarray(observations, dtype=np.float32)
+        last = len(self.weights) - 1
         for i, (w, b) in enumerate(self.weights):
-            x = x @ w.T + b
-            if i < len(self.weights) - 1:
+            x = x @ w
+            x += b
+            if i < last:
                 x = self.activation(x)
         return x
 
@@ -111,16 +132,17 @@ class PPOAgent(Agent):
 
     batched = True
 
-    def __init__(self, seed: int | None = None, path: str | Path | None = None, deterministic: bool = True) -> None:
-        """Load ``path`` now (a bad file fails here), or the shipped policies on first use."""
+    def __init__(self, seed: int | None = None, path: str | Path | None = None, deterministic: bool = True,
+                 policy: ExportedPolicy | None = None, name: str | None = None) -> None:
+        """Load ``path`` now (a bad file fails here), play ``policy`` (already loaded, e.g. a
+        self-play snapshot), or the shipped policies on first use."""
         self._policies: dict[int, ExportedPolicy] = {}
         self.path = Path(path) if path else None
-        if self.path is not None:
-            self._fixed: ExportedPolicy | None = ExportedPolicy(self.path)
-        else:
-            self._fixed = None
+        if policy is not None and self.path is not None:
+            raise ValueError("give path or policy, not both")
+        self._fixed: ExportedPolicy | None = ExportedPolicy(self.path) if self.path is not None else policy
         self.deterministic = bool(deterministic)
-        self.name = f"ppo:{self.path.stem}" if self.path else "ppo"
+        self.name = name or (f"ppo:{self.path.stem}" if self.path else "ppo")
         super().__init__(seed)
 
     def _policy_for(self, num_players: int) -> ExportedPolicy:
@@ -142,15 +164,15 @@ class PPOAgent(Agent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The policy's actions for a batch ([N, OBS_DIM] observations, [N, N_ACTIONS] masks)."""
-        obs = np.asarray(observations, dtype=np.float32)
-        masks = np.asarray(action_masks)
-        if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
-            raise ValueError(f"observations must have shape [N, {OBS_DIM}], got {obs.shape}")
-        if masks.shape != (obs.shape[0], N_ACTIONS):
-            raise ValueError(f"action_masks must have shape [{obs.shape[0]}, {N_ACTIONS}], got {masks.shape}")
+        return self._decide(observations, action_masks, None)
+
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """``act_batch`` with row i's sample (when not deterministic) drawn from ``keys[i]``."""
+        return self._decide(observations, action_masks, np.asarray(keys, dtype=np.uint64).reshape(-1))
+
+    def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
+        obs, masks = check_observations(observations, action_masks)
         legal = masks.astype(bool)
-        if not legal.any(axis=1).all():
-            raise ValueError("action_masks: every row needs at least one legal action")
         counts = np.argmax(obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + 3], axis=1) + 2
         actions = np.empty(len(obs), dtype=np.int64)
         for n in np.unique(counts):
@@ -160,6 +182,7 @@ class PPOAgent(Agent):
                 actions[rows] = np.argmax(logits, axis=1)
             else:
                 cum = np.cumsum(np.exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
-                u = self.rng.random(len(rows))[:, None] * cum[:, -1:]  # in [0, total)
+                draw = self.rng.random(len(rows)) if keys is None else key_uniforms(keys[rows], 1)[:, 0]
+                u = draw[:, None] * cum[:, -1:]  # in [0, total)
                 actions[rows] = (cum <= u).sum(axis=1)  # the first action whose cumulative weight passes u
         return actions

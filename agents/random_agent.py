@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Agent
+from .base import Agent, check_observations, key_uniforms
 
 
 class RandomAgent(Agent):
@@ -15,9 +15,16 @@ class RandomAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """A uniform random legal action."""
-        legal = np.flatnonzero(action_mask)
+        _, masks = check_observations(observation, action_mask)
+        legal = np.flatnonzero(masks[0])
         return int(legal[self.rng.integers(len(legal))])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """A uniform random legal action per row."""
-        return np.argmax(action_masks * self.rng.random(action_masks.shape), axis=1)
+        _, masks = check_observations(observations, action_masks)
+        return np.argmax(masks * self.rng.random(masks.shape), axis=1)
+
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """A uniform random legal action per row, drawn from that row's key."""
+        _, masks = check_observations(observations, action_masks)
+        return np.argmax(masks * (key_uniforms(np.asarray(keys, dtype=np.uint64), masks.shape[1]) + 1e-12), axis=1)

@@ -21,12 +21,15 @@ class SB3Agent(Agent):
     def __init__(self, path: str | Path = "", seed: int | None = None, deterministic: bool = True, model=None) -> None:
         if model is None:
             p = Path(path)
+            if not str(path) or p.is_dir():
+                raise ValueError(f"sb3 needs the path of a saved model: sb3:PATH.zip (got {str(path)!r})")
             if not p.exists() and not p.with_suffix(".zip").exists():
                 raise ValueError(f"no trained model at {str(path)!r}")
             try:
                 from sb3_contrib import MaskablePPO
-            except ImportError as exc:  # pragma: no cover - depends on the extra
-                raise ImportError("loading a trained policy needs the train extra: pip install -e '.[train]'") from exc
+            except ImportError:  # pragma: no cover - depends on the extra
+                raise ValueError("an sb3: agent needs the train extra (pip install torch==2.13.0 && pip install -e "
+                                 "'.[train]'); without torch, play an exported policy as ppo:path=FILE.npz") from None
             model = MaskablePPO.load(str(p), device="cpu")
         self.model = model
         self.deterministic = bool(deterministic)

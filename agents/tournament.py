@@ -27,11 +27,12 @@ Lineups (who sits where)
 
 Deals and seeding
     Game k is dealt from seed ``seed + k``: exactly the game ``bali_env.env(...).reset(seed=seed +
-    k)`` deals (``BaliVectorEnv.reset_game``), whichever worker and slot plays it. The agents of
-    worker w are seeded with ``SeedSequence([seed, participant_index, w])``; since a batched agent
-    draws for several games at once, its choices depend on how games are batched, so results are
-    reproducible for the same seed, worker count and batch size (the deals and lineups depend on
-    the seed only).
+    k)`` deals (``BaliVectorEnv.reset_game``), whichever worker and slot plays it. Every agent's
+    randomness is drawn per decision from ``decision_keys(seed, k, seat, decision number)``
+    (``Agent.act_batch_keyed``: the built-in agents draw each row from its own key, also when
+    they decide a batch at once), so **a game plays out the same whatever the worker count, the
+    batch size or the backend**, and so do the results. (A user's batched agent that does not
+    implement ``act_batch_keyed`` is seeded once per call: its games then depend on the batching.)
 
 Running
     Each worker process plays the games ``w, w + W, w + 2W, ...`` (strided, so slow agents spread
@@ -79,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Agent, make_agent
+from .base import Agent, decision_keys, make_agent
 
 Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
 DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
@@ -157,8 +158,9 @@ def rounded_games(games: int, num_participants: int, num_players: int) -> int:
     return max(1, -(-int(games) // cycle)) * cycle
 
 
-def agent_seed(seed: int, participant: int, worker: int) -> int:
-    """The seed of participant ``participant``'s agent instance in worker ``worker``."""
+def agent_seed(seed: int, participant: int, worker: int = 0) -> int:
+    """The seed participant ``participant``'s agent is built with (every worker builds it with
+    ``worker=0``: the randomness of its moves comes from ``decision_keys``)."""
     ss = np.random.SeedSequence([int(seed) % 2**64, participant, worker])
     return int(ss.generate_state(1, np.uint64)[0])
 
@@ -166,16 +168,17 @@ def agent_seed(seed: int, participant: int, worker: int) -> int:
 # ----------------------------------------------------------------------------------------------- playing
 def _choose_actions(
     agents: Sequence[Agent], specs: Sequence[str], movers: np.ndarray, obs: np.ndarray, masks: np.ndarray,
-    actions: np.ndarray,
+    actions: np.ndarray, keys: np.ndarray,
 ) -> None:
-    """Fill ``actions`` in place: for every participant, one ``act_batch`` call over the slots where
-    it is to move; -1 for idle slots (``movers < 0``). RuntimeError if an agent returns the wrong shape."""
+    """Fill ``actions`` in place: for every participant, one ``act_batch_keyed`` call over the
+    slots where it is to move (row randomness from ``keys``: ``decision_keys``); -1 for idle slots
+    (``movers < 0``). RuntimeError if an agent returns the wrong shape."""
     for p in np.unique(movers):
         rows = np.flatnonzero(movers == p)
         if p < 0:  # idle slots: action -1 leaves their game as it is
             actions[rows] = -1
             continue
-        chosen = np.asarray(agents[p].act_batch(obs[rows], masks[rows]))
+        chosen = np.asarray(agents[p].act_batch_keyed(obs[rows], masks[rows], keys[rows]))
         if chosen.shape != rows.shape:
             raise RuntimeError(f"agent {specs[p]!r}: act_batch returned shape {chosen.shape} for {len(rows)} rows")
         actions[rows] = chosen
@@ -221,20 +224,21 @@ def play_games(
     demon: bool = False,
     worker: int = 0,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    on_finished: Callable[[int], None] | None = None,
+    on_finished: Callable[[list[dict[str, Any]]], None] | None = None,
     keep_actions: bool = False,
 ) -> list[dict[str, Any]]:
     """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
     record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
-    seat), ``scores``, ``winners`` (seats), ``decisions``. ``on_finished(count)`` is called
-    after each step in which games ended."""
+    seat), ``scores``, ``winners`` (seats), ``decisions`` (and ``actions`` with
+    ``keep_actions``). ``on_finished(records)`` is called after each step in which games ended,
+    with their records."""
     from bali_env.vector import BaliVectorEnv
 
     games = list(games)
     m, n = len(specs), num_players
     if not games:
         return []
-    agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, worker)) for p, spec in enumerate(specs)]
+    agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, 0)) for p, spec in enumerate(specs)]
     b_size = min(int(batch_size), len(games))
     # one thread: a tournament batch is small, and a parallel region loses badly on busy cores
     env = BaliVectorEnv(b_size, num_players=n, oracle=oracle, demon=demon, seed=seed, parallel=False)
@@ -265,7 +269,8 @@ def play_games(
         active = slot_game >= 0
         movers = np.where(active, slot_lineup[rows_all, env.to_move], -1)
         masks = env.action_masks
-        _choose_actions(agents, specs, movers, env.obs, masks, actions)
+        keys = decision_keys(seed, slot_game, env.to_move, slot_steps)
+        _choose_actions(agents, specs, movers, env.obs, masks, actions, keys)
         _check_legal(specs, actions, masks, active, movers, slot_game)
         if keep_actions:
             for b in np.flatnonzero(active):
@@ -273,71 +278,123 @@ def play_games(
         _, _, terminated, _, info = env.step(actions)
         slot_steps[active] += 1
         ended = np.flatnonzero(terminated & active)
+        finished = []
         for b in ended:
-            records.append(_game_record(seed, slot_game[b], slot_lineup[b], slot_steps[b], info["final_scores"][b],
-                                        info["winners"][b]))
+            finished.append(_game_record(seed, slot_game[b], slot_lineup[b], slot_steps[b],
+                                         info["final_scores"][b], info["winners"][b]))
             if keep_actions:
-                records[-1]["actions"] = slot_actions[b]
+                finished[-1]["actions"] = slot_actions[b]
+        records.extend(finished)
         for b in ended:
             load(int(b))
-        if len(ended) and on_finished is not None:
-            on_finished(len(ended))
+        if finished and on_finished is not None:
+            on_finished(finished)
     records.sort(key=lambda r: r["game"])
     return records
 
 
-def _worker_main(kwargs: dict[str, Any], messages: Any) -> None:
-    """Entry point of a worker process: play, report progress and the records through ``messages``."""
+def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool, spinner: bool = True) -> None:
+    """Compile (or load from Numba's disk cache) every kernel a tournament uses, in this process,
+    before the workers start: deal a game, let every agent decide a few times, step. Workers then
+    load the compiled kernels from the cache instead of all compiling them at once. With
+    ``spinner``, a line on stderr says what is happening when it takes more than half a second."""
+    import threading
+
+    from bali_env.vector import BaliVectorEnv
+
+    done = threading.Event()
+
+    def spin() -> None:
+        if done.wait(0.5):
+            return
+        frames, k = "|/-\\", 0
+        while not done.wait(0.1):
+            sys.stderr.write(f"\r{frames[k % 4]} compiling the game kernels (first run only; cached afterwards)")
+            sys.stderr.flush()
+            k += 1
+        sys.stderr.write("\r" + " " * 72 + "\r")
+        sys.stderr.flush()
+
+    thread = threading.Thread(target=spin, daemon=True) if spinner else None
+    if thread is not None:
+        thread.start()
+    try:
+        env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+        env.reset()
+        env.reset_game(0, 0)
+        agents = [make_agent(spec, seed=0) for spec in dict.fromkeys(specs)]
+        for _ in range(3):
+            for agent in agents:
+                agent.act_batch(env.obs, env.action_masks)
+            env.step(agents[0].act_batch(env.obs, env.action_masks))
+    finally:
+        done.set()
+        if thread is not None:
+            thread.join()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A daemon thread that ends this worker process when its parent is gone (killed included)."""
+    import os
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int) -> None:
+    """Entry point of a worker process: play, send each step's finished games through ``messages``
+    as they end (the parent journals them), then ``done``; exit if the parent dies."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates the workers
+    _exit_with_parent(parent)
     worker = kwargs["worker"]
     try:
         import numba
 
         numba.set_num_threads(1)
-        state = {"unsent": 0, "last": time.monotonic()}
-
-        def progress(count: int) -> None:
-            state["unsent"] += count
-            now = time.monotonic()
-            if now - state["last"] >= 0.1:
-                messages.put(("progress", worker, state["unsent"]))
-                state["unsent"], state["last"] = 0, now
-
-        records = play_games(on_finished=progress, **kwargs)
-        if state["unsent"]:
-            messages.put(("progress", worker, state["unsent"]))
-        messages.put(("done", worker, records))
+        play_games(on_finished=lambda recs: messages.put(("games", worker, recs)), **kwargs)
+        messages.put(("done", worker, None))
     except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
         messages.put(("error", worker, traceback.format_exc()))
 
 
-def _play_parallel(job: dict[str, Any], workers: int, total: int, bar: Any) -> list[dict[str, Any]]:
+def _play_parallel(job: dict[str, Any], workers: int, todo: list[int],
+                   on_games: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Play the games ``todo`` in ``workers`` spawned processes (strided), passing every batch of
+    finished records to ``on_games`` as it arrives. A worker that dies is reported within about
+    a second (RuntimeError naming it); on any exit the workers are stopped."""
+    import os
+
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
     procs = []
     for w in range(workers):
-        kwargs = dict(job, games=list(range(w, total, workers)), worker=w)
-        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages), name=f"bali-tournament-{w}",
-                                 daemon=True))
-    records: list[dict[str, Any]] = []
+        kwargs = dict(job, games=todo[w::workers], worker=w)
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid()),
+                                 name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
     try:
         for p in procs:
             p.start()
         while len(done) < workers:
+            dead = [p for w, p in enumerate(procs) if w not in done and p.exitcode not in (None, 0)]
+            if dead:
+                raise RuntimeError(f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})")
             try:
-                kind, w, payload = messages.get(timeout=0.5)
+                kind, w, payload = messages.get(timeout=0.2)
             except queue_module.Empty:
-                dead = [p for w, p in enumerate(procs) if w not in done and p.exitcode not in (None, 0)]
-                if dead:
-                    raise RuntimeError(
-                        f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})"
-                    ) from None
                 continue
-            if kind == "progress":
-                bar.update(payload)
+            if kind == "games":
+                on_games(payload)
             elif kind == "done":
                 done.add(w)
-                records.extend(payload)
             else:
                 raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
         for p in procs:
@@ -346,9 +403,136 @@ def _play_parallel(job: dict[str, Any], workers: int, total: int, bar: Any) -> l
         for p in procs:
             if p.is_alive():
                 p.terminate()
-                p.join()
-    records.sort(key=lambda r: r["game"])
-    return records
+        for p in procs:
+            p.join(timeout=5)
+
+
+# ----------------------------------------------------------------------------------------------- journal
+JOURNAL = "journal.jsonl"  #: the append-only journal of finished games in a tournament's output folder
+_RUN_FILES = ("results.json", "results.csv", "ratings.png", JOURNAL)
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a tournament; ``finished`` games are in the journal ``journal``."""
+
+    def __init__(self, finished: int, total: int, journal: Path | None) -> None:
+        super().__init__(f"{finished} of {total} games finished")
+        self.finished, self.total, self.journal = finished, total, journal
+
+
+class TournamentFailed(RuntimeError):
+    """A worker died or an agent failed mid-run; ``finished`` games are in the journal ``journal``
+    (resume with ``resume=True`` once the cause is fixed)."""
+
+    def __init__(self, message: str, finished: int, total: int, journal: Path | None) -> None:
+        super().__init__(message)
+        self.finished, self.total, self.journal = finished, total, journal
+
+
+def _journal_header(config: dict[str, Any]) -> dict[str, Any]:
+    """What a journal must agree on to be resumed: everything that decides the games."""
+    keys = ("agents", "num_players", "games", "seed", "oracle", "demon", "save_records")
+    return {"journal": "bali-tournament", "version": 1, **{k: config[k] for k in keys}}
+
+
+def read_journal(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+    """The header and the finished games (by index) of a journal; a last line cut short by an
+    interruption is ignored. ValueError for a file that is not a tournament journal."""
+    lines = path.read_bytes().split(b"\n")
+    try:
+        header = json.loads(lines[0])
+    except (ValueError, IndexError):
+        raise ValueError(f"{path} is not a tournament journal") from None
+    if not isinstance(header, dict) or header.get("journal") != "bali-tournament":
+        raise ValueError(f"{path} is not a tournament journal")
+    games: dict[int, dict[str, Any]] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
+                break  # the last line, cut short
+            raise ValueError(f"{path}: line {number} is not a game record") from None
+        games[int(rec["game"])] = rec
+    return header, games
+
+
+def _start_journal(out: Path, config: dict[str, Any], resume: bool) -> tuple[Any, dict[int, dict[str, Any]]]:
+    """Open the journal in ``out`` for appending: the finished games of the run it holds
+    (``resume``), or a new journal replacing an earlier run's files (said on stderr)."""
+    import shutil
+
+    path = out / JOURNAL
+    header = _journal_header(config)
+    done: dict[int, dict[str, Any]] = {}
+    if resume:
+        if not path.exists():
+            raise TournamentError(f"nothing to resume: {path} does not exist")
+        try:
+            old, done = read_journal(path)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
+        differ = [k for k in header if old.get(k) != header[k]]
+        if differ:
+            raise TournamentError(f"cannot resume {path}: it was run with other settings ({', '.join(differ)}: "
+                                  f"{', '.join(repr(old.get(k)) for k in differ)})")
+        done = {k: r for k, r in done.items() if 0 <= k < config["games"]}
+        with path.open("rb+") as fh:  # drop a last line cut short, so appends start on a new line
+            data = fh.read()
+            keep = data.rfind(b"\n") + 1
+            fh.truncate(keep)
+        return path.open("a", encoding="utf-8"), done
+    earlier = [name for name in _RUN_FILES if (out / name).exists()] + (["records/"] if (out / "records").exists()
+                                                                         else [])
+    if earlier:
+        print(f"replacing the earlier run in {out} ({', '.join(earlier)})", file=sys.stderr)
+        for name in _RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / "records", ignore_errors=True)
+    fh = path.open("w", encoding="utf-8")
+    fh.write(json.dumps(header) + "\n")
+    fh.flush()
+    return fh, done
+
+
+class _interrupt_on_sigterm:
+    """Within the block, SIGTERM raises KeyboardInterrupt in the main thread (as Ctrl-C does), so
+    a terminated tournament stops its workers and keeps its journal."""
+
+    def __enter__(self) -> _interrupt_on_sigterm:
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+        return self
+
+    @staticmethod
+    def _raise(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def check_out_dir(out: Path) -> None:
+    """TournamentError unless ``out`` is (or can be made) a writable folder: checked before any
+    game is played."""
+    import os
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise TournamentError(f"cannot write to the output folder {str(out)!r}: {exc.strerror or exc}") from None
 
 
 # ----------------------------------------------------------------------------------------------- statistics
@@ -500,12 +684,14 @@ class TournamentResult:
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``results.json``, ``results.csv`` and (with matplotlib) ``ratings.png`` into
         ``out_dir``; return the paths written by kind."""
+        from bali_env.files import replace_when_done, write_text
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "results.json", "csv": out / "results.csv"}
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        write_text(paths["json"], json.dumps(self.to_dict(), indent=1) + "\n")
         n = self.config["num_players"]
-        with paths["csv"].open("w", newline="") as fh:
+        with replace_when_done(paths["csv"]) as tmp, tmp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(["participant", "spec", "games", "wins", "win_rate", "ci95_low", "ci95_high", "mean_score",
                              "mean_rank", "rating_ordinal", "rating_mu", "rating_sigma"]
@@ -556,7 +742,10 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> None:
     c = result.config
     fig.suptitle(f"Bali tournament: {n} players, {c['games']} games, seed {c['seed']}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from bali_env.files import replace_when_done
+
+    with replace_when_done(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -568,6 +757,54 @@ def validate_agents(specs: Sequence[str]) -> None:
             make_agent(spec, seed=0)
         except (ValueError, TypeError) as exc:
             raise TournamentError(f"agent {spec!r}: {exc}") from exc
+
+
+def _check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: Any, seed: Any,
+                 out_dir: str | Path | None, save_records: bool, resume: bool) -> None:
+    """TournamentError for a bad setup, before anything is played or written."""
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    _check_sizes(len(specs), int(num_players))
+    for name, value in (("workers", workers), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise TournamentError(f"{name} must be a positive int, got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TournamentError(f"seed must be an int, got {seed!r}")
+    validate_agents(specs)
+    if save_records and out_dir is None:
+        raise TournamentError("save_records needs out_dir (the records go to out_dir/records/)")
+    if resume and out_dir is None:
+        raise TournamentError("resume needs out_dir (the folder of the interrupted run)")
+    if out_dir is not None:
+        check_out_dir(Path(out_dir))
+
+
+def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
+                  journal: Any, progress: bool) -> None:
+    """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
+    each record to ``done`` and to the journal as it finishes, with a progress bar."""
+    from tqdm.auto import tqdm
+
+    todo = [k for k in range(total) if k not in done]
+    if not todo:
+        return
+    warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"], spinner=progress)
+    with tqdm(total=total, initial=len(done), unit="game", desc="tournament", disable=not progress,
+              file=sys.stderr) as bar, _interrupt_on_sigterm():
+
+        def on_games(recs: list[dict[str, Any]]) -> None:
+            for r in recs:
+                done[int(r["game"])] = r
+                if journal is not None:
+                    journal.write(json.dumps(r) + "\n")
+            if journal is not None:
+                journal.flush()
+            bar.update(len(recs))
+
+        if min(workers, len(todo)) == 1:
+            play_games(games=todo, worker=0, on_finished=on_games, **job)
+        else:
+            _play_parallel(job, min(workers, len(todo)), todo, on_games)
 
 
 def run_tournament(
@@ -582,27 +819,23 @@ def run_tournament(
     progress: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
     save_records: bool = False,
+    resume: bool = False,
 ) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
     docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
     ``out_dir``, also write results.json, results.csv and ratings.png there, and with
     ``save_records`` every game as a replayable record (``bali_env.records``) in
     ``out_dir/records/``. ``games`` is rounded up to whole rotations. Raises TournamentError (a
-    ValueError) for a bad setup."""
+    ValueError) for a bad setup.
+
+    With ``out_dir``, every finished game is appended to ``out_dir/journal.jsonl`` as it ends;
+    ``resume=True`` reads that journal and plays only the games it lacks (the results are those
+    of an uninterrupted run); otherwise an earlier run's files in ``out_dir`` are replaced (said
+    on stderr). SIGINT/SIGTERM stop the workers and raise ``TournamentInterrupted`` (a
+    KeyboardInterrupt) with the journal kept."""
     start = time.perf_counter()
     specs = [str(s) for s in agents]
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    _check_sizes(len(specs), int(num_players))
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise TournamentError(f"workers must be a positive int, got {workers!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise TournamentError(f"batch_size must be a positive int, got {batch_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TournamentError(f"seed must be an int, got {seed!r}")
-    validate_agents(specs)
-    if save_records and out_dir is None:
-        raise TournamentError("save_records needs out_dir (the records go to out_dir/records/)")
+    _check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume)
     n, seed = int(num_players), int(seed)
     total = rounded_games(games, len(specs), n)
     workers = min(int(workers), total)
@@ -620,17 +853,23 @@ def run_tournament(
         "batch_size": int(batch_size),
         "oracle": bool(oracle),
         "demon": bool(demon),
+        "save_records": bool(save_records),
         "lineup_scheme": LINEUP_SCHEME,
     }
     job = {"specs": specs, "num_players": n, "seed": seed, "oracle": bool(oracle), "demon": bool(demon),
            "batch_size": int(batch_size), "keep_actions": bool(save_records)}
-    from tqdm.auto import tqdm
-
-    with tqdm(total=total, unit="game", desc="tournament", disable=not progress, file=sys.stderr) as bar:
-        if workers == 1:
-            records = play_games(games=range(total), worker=0, on_finished=bar.update, **job)
-        else:
-            records = _play_parallel(job, workers, total, bar)
+    journal, done = _start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
+    try:
+        _play_missing(job, workers, total, done, journal, progress)
+    except KeyboardInterrupt:
+        raise TournamentInterrupted(len(done), total, None if out_dir is None else Path(out_dir) / JOURNAL) from None
+    except RuntimeError as exc:
+        raise TournamentFailed(str(exc), len(done), total, None if out_dir is None else Path(out_dir) / JOURNAL) \
+            from None
+    finally:
+        if journal is not None:
+            journal.close()
+    records = [done[k] for k in sorted(done)]
     if len(records) != total or [r["game"] for r in records] != list(range(total)):
         raise RuntimeError(f"expected records of games 0..{total - 1}, got {len(records)}")
     stats = compute_stats(records, names, n)

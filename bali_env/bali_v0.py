@@ -127,6 +127,16 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's OrderEnforcingWrapper, except that stepping a finished game (every agent
     gone) raises instead of only logging a warning."""
 
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Reset the wrapped env; a reset that raises (bad options) changes nothing: the game
+        before it goes on, and before the first successful reset the env is still not reset."""
+        was_reset = self._has_reset
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._has_reset = was_reset
+            raise
+
     def step(self, action: Any) -> None:
         """Step the wrapped env; RuntimeError once the game is over and every agent has left."""
         if self._has_reset and not self.env.agents:
@@ -216,8 +226,9 @@ class raw_env(AECEnv):
         if seed is not None:
             self._seed_stream[0] = seed_to_uint64(seed)
         self._reset_seed = int(self._seed_stream[0])  # reset(seed=this) deals this game again
-        self._options = {
-            k: v for k, v in (options or {}).items() if k in ("deck", "starter_sets", "altar") and v is not None
+        self._options = {  # copies: the caller may change its lists later
+            k: [int(x) for x in v] for k, v in (options or {}).items()
+            if k in ("deck", "starter_sets", "altar") and v is not None
         }
         self._actions: list[int] = []
         self._deal_seed = int(C.next_deal_seed(self._seed_stream))
@@ -285,6 +296,10 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ observation
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[293], "action_mask": int8[44]}`` for ``agent`` (fresh arrays)."""
+        if agent not in self._seat_of:
+            raise ValueError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
+        if self._state[C.S_NUM_PLAYERS] == 0:
+            raise RuntimeError("call reset() before observe(): no game has been dealt")
         obs = np.empty(C.OBS_DIM, dtype=np.float32)
         mask = np.empty(C.N_ACTIONS, dtype=np.int8)
         C.observe(self._state, self._seat_of[agent], obs, mask)

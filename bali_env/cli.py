@@ -46,11 +46,20 @@ def _tournament(argv: list[str]) -> int:
     """Run ``agents.tournament.run_tournament`` from the command line; exit code 2 on a bad setup."""
     from pathlib import Path
 
-    from agents.tournament import DEFAULT_BATCH_SIZE, TournamentError, run_tournament
+    import shlex
+    import time
+
+    from agents.tournament import (
+        DEFAULT_BATCH_SIZE,
+        TournamentError,
+        TournamentFailed,
+        TournamentInterrupted,
+        run_tournament,
+    )
 
     parser = argparse.ArgumentParser(
         prog="bali tournament",
-        description="Seat-rotated tournament between agents on the batched environment: win rates with 95%% "
+        description="Seat-rotated tournament between agents on the batched environment: win rates with 95% "
                     "intervals, mean score and rank, OpenSkill ratings. Game k is dealt from seed SEED + k.",
     )
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
@@ -65,21 +74,40 @@ def _tournament(argv: list[str]) -> int:
                         help=f"games stepped together per worker (default {DEFAULT_BATCH_SIZE})")
     parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
     parser.add_argument("--demon", action="store_true", help="play the Demon variant")
-    parser.add_argument("--out", type=Path, default=Path("results/tournament"),
-                        help="output directory for results.json/.csv and ratings.png (default results/tournament)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder for the journal, results.json/.csv and ratings.png (default: a new "
+                             "timestamped folder in results/tournament/; an --out holding an earlier run is "
+                             "replaced, unless --resume)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the interrupted run in --out: play only the games its journal lacks")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
     args = parser.parse_args(argv)
+    if args.resume and args.out is None:
+        parser.error("--resume needs --out, the folder of the run to continue")
+    if args.out is None:
+        args.out = Path("results/tournament") / time.strftime("%Y%m%d-%H%M%S")
+        print(f"writing to {args.out}", file=sys.stderr)
     try:
         result = run_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
                                 workers=args.workers, oracle=args.oracle, demon=args.demon, out_dir=args.out,
                                 progress=not args.no_progress, batch_size=args.batch_size,
-                                save_records=args.save_records)
+                                save_records=args.save_records, resume=args.resume)
     except TournamentError as exc:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
+    except (TournamentInterrupted, TournamentFailed) as exc:
+        again = ["tournament", *(a for a in argv if a != "--resume")]
+        if "--out" not in again:
+            again += ["--out", str(args.out)]
+        lines = str(exc).strip().splitlines() or [""]
+        what = "interrupted" if isinstance(exc, TournamentInterrupted) else \
+            "error: " + lines[0] + (f" ({lines[-1].strip()})" if len(lines) > 1 else "")
+        print(f"\nbali tournament: {what}; {exc.finished} of {exc.total} games are in {exc.journal}; "
+              f"continue with:\n  bali {shlex.join(again)} --resume", file=sys.stderr)
+        return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
-    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png")]
+    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "records", "journal.jsonl")]
     print("\nwrote " + ", ".join(str(p) for p in written if p.exists()))
     return 0
 
@@ -95,11 +123,30 @@ def main(argv: list[str] | None = None) -> int:
         "demo": "play seeded random games",
         "play": "play a game in the terminal against bots",
     }
+    if argv and argv[0] == "--version":
+        from . import __version__
+
+        print(f"bali-env {__version__}")
+        return 0
     if not argv or argv[0] not in commands:
-        print("usage: bali {" + ",".join(commands) + "} [options]\n")
+        asked = bool(argv) and argv[0] in ("-h", "--help")
+        out = sys.stdout if asked else sys.stderr
+        if argv and not asked:
+            print(f"bali: unknown command {argv[0]!r}\n", file=out)
+        print("usage: bali {" + ",".join(commands) + "} [options]   (bali COMMAND --help for its options)\n", file=out)
         for name, text in commands.items():
-            print(f"  {name:<12}{text}")
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
+            print(f"  {name:<12}{text}", file=out)
+        print("  --version   print the version", file=out)
+        return 0 if asked else 2
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print(f"\nbali {argv[0]}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(argv: list[str]) -> int:
+    """Run the command ``argv[0]`` with its arguments."""
     if argv[0] == "bench":
         from benchmarks.run import main as bench_main
 
@@ -116,11 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(argv[1:])
     if argv[0] == "train":
-        try:
-            from training.train import main as train_main
-        except ImportError as exc:
-            print(f"bali train needs the train extra (pip install torch==2.13.0 && pip install -e '.[train]'): {exc}")
-            return 2
+        from training.train import main as train_main
+
         return train_main(argv[1:])
     return _demo(argv[1:])
 

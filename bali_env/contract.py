@@ -38,6 +38,127 @@ def check_action(action: Any) -> int:
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
+def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int (bools are not ints): TypeError naming ``name`` for another type,
+    ValueError outside ``low..high`` (inclusive; None: unbounded)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        span = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be in {span}, got {v}")
+    return v
+
+
+def check_num_players(value: Any) -> int:
+    """``num_players`` as the int 2, 3 or 4 (TypeError / ValueError naming it)."""
+    return check_int("num_players", value, 2, C.MAX_PLAYERS)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A variant switch (``oracle``, ``demon``...) that must be a real bool: TypeError otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _state_problem(states: np.ndarray) -> str | None:
+    """What is inconsistent in a batch of game states (``[N, STATE_SIZE]``), or None: every value
+    the kernels use as an index or a loop bound must be in range (docs/rules.md section 8)."""
+    n = states[:, C.S_NUM_PLAYERS].astype(np.int64)
+    if not np.isin(n, (2, 3, 4)).all():
+        return "num_players must be 2, 3 or 4"
+    if len(set(n.tolist())) > 1:
+        return "all states must have the same number of players"
+    n0 = int(n[0])
+    h = states[:, : C.HEADER_SIZE].astype(np.int64)
+    over = h[:, C.S_PHASE] == C.PH_GAME_OVER
+    deck_len = np.where(h[:, C.S_ORACLE] == 1, C.ORACLE_DECK_SIZE, C.BASE_DECK_SIZE)
+    checks = [
+        ("oracle flag", np.isin(h[:, C.S_ORACLE], (0, 1))),
+        ("demon flag", np.isin(h[:, C.S_DEMON], (0, 1))),
+        ("phase", (h[:, C.S_PHASE] >= 0) & (h[:, C.S_PHASE] <= C.PH_GAME_OVER)),
+        ("active seat", (h[:, C.S_ACTIVE] >= 0) & (h[:, C.S_ACTIVE] < n0)),
+        ("seat to move", np.where(over, h[:, C.S_TO_MOVE] == -1, (h[:, C.S_TO_MOVE] >= 0) & (h[:, C.S_TO_MOVE] < n0))),
+        ("demon column", np.where(h[:, C.S_DEMON] == 1,
+                                  (h[:, C.S_DEMON_COL] >= 0) & (h[:, C.S_DEMON_COL] < C.N_COLUMNS),
+                                  h[:, C.S_DEMON_COL] == -1)),
+        ("deck length", (h[:, C.S_DECK_LEN] >= 0) & (h[:, C.S_DECK_LEN] <= deck_len)),  # a search sample: the rest
+        ("deck position", (h[:, C.S_DECK_POS] >= 0) & (h[:, C.S_DECK_POS] <= h[:, C.S_DECK_LEN])),
+        ("altar length", (h[:, C.S_ALTAR_LEN] >= 0) & (h[:, C.S_ALTAR_LEN] <= C.ALTAR_MAX)),
+        ("offer step", (h[:, C.S_OFFER_STEP] >= 0) & (h[:, C.S_OFFER_STEP] <= n0)),
+        ("last column", (h[:, C.S_LAST_COL] >= -1) & (h[:, C.S_LAST_COL] < C.N_COLUMNS)),
+        ("scored card", (h[:, C.S_SCORED] >= -1) & (h[:, C.S_SCORED] < C.N_CARD_TYPES)),
+        ("score step", (h[:, C.S_SCORE_STEP] >= 0) & (h[:, C.S_SCORE_STEP] <= n0)),
+        ("majority seat", (h[:, C.S_BONUS_SEAT] >= -1) & (h[:, C.S_BONUS_SEAT] < n0)),
+        ("oracle peeks", (h[:, C.S_PEEKS] >= 0) & (h[:, C.S_PEEKS] <= C.DECK_COUNTS[C.ORACLE])),
+        ("oracle window", (h[:, C.S_WINDOW] >= 0) & (h[:, C.S_WINDOW] <= np.minimum(C.ORACLE_WINDOW,
+                                                                                    h[:, C.S_ALTAR_LEN]))),
+    ]
+    for name, ok in checks:
+        if not ok.all():
+            return f"{name} out of range (game {int(np.flatnonzero(~ok)[0])})"
+    p, k, c = C.MAX_PLAYERS, C.N_CARD_TYPES, C.N_CATEGORIES
+    absent = np.arange(p) >= n0  # seats not in the game
+
+    def block(start: int, *shape: int) -> np.ndarray:
+        return states[:, start : start + int(np.prod(shape))].reshape(len(states), *shape).astype(np.int64)
+
+    most = C.DECK_COUNTS[:k] + p  # the deck's copies and the starter sets'
+    per_seat = [("hands", block(C.S_HANDS, p, k), most), ("tableaus", block(C.S_TABLEAUS, p, k), most),
+                ("stones", block(C.S_STONES, p, 1), None), ("VP", block(C.S_VP, p, 1), None),
+                ("offerings", block(C.S_OFFERINGS, p, c), None), ("known offerings", block(C.S_KNOWN_MIN, p, c), None),
+                ("known offerings", block(C.S_KNOWN_MAX, p, c), None),
+                ("starter sets", block(C.S_STARTER, p, 1), np.array([c - 1]))]
+    for name, values, high in per_seat:
+        ok = (values >= 0).all(axis=(1, 2)) & ~(values[:, absent] != 0).any(axis=(1, 2))
+        if high is not None:
+            ok &= (values <= high).all(axis=(1, 2))
+        if not ok.all():
+            return f"{name} out of range or set for an absent seat (game {int(np.flatnonzero(~ok)[0])})"
+    supply = block(C.S_SUPPLY, c)
+    pos, length = block(C.S_COL_POS, C.N_COLUMNS), block(C.S_COL_LEN, C.N_COLUMNS)
+    slot = np.arange(C.COLUMN_SIZE)
+    live = (slot >= pos[:, :, None]) & (slot < length[:, :, None])
+    market = block(C.S_MARKET, C.N_COLUMNS, C.COLUMN_SIZE)
+    deck_cards = block(C.S_DECK, C.ORACLE_DECK_SIZE)
+    altar_cards = block(C.S_ALTAR, C.ALTAR_MAX)
+    in_deck = np.arange(C.ORACLE_DECK_SIZE) < h[:, C.S_DECK_LEN, None]
+    on_altar = np.arange(C.ALTAR_MAX) < h[:, C.S_ALTAR_LEN, None]
+    known = block(C.S_ALTAR_KNOWN, C.ALTAR_MAX)
+    more = [
+        ("supply", ((supply >= 0) & (supply <= C.SUPPLY_PER_CATEGORY)).all(axis=1)),
+        ("market column bounds",
+         ((length >= 0) & (length <= C.COLUMN_SIZE) & (pos >= 0) & (pos <= length)).all(axis=1)),
+        ("market card", (~live | ((market >= 0) & (market < k))).all(axis=(1, 2))),
+        ("deck card", (~in_deck | ((deck_cards >= 0) & (deck_cards <= C.ORACLE))).all(axis=1)),
+        ("altar card", (~on_altar | ((altar_cards >= 0) & (altar_cards < c))).all(axis=1)),
+        ("altar knowledge", ((known >= 0) & (known < 1 << n0)).all(axis=1)),
+    ]
+    for name, ok in more:
+        if not ok.all():
+            return f"{name} out of range (game {int(np.flatnonzero(~ok)[0])})"
+    return None
+
+
+def check_states(states: Any) -> np.ndarray:
+    """A batch of game states as a C-contiguous ``int16 [N, STATE_SIZE]`` array (a copy when it is
+    not already one), checked for consistency: ValueError saying what is out of range (nothing
+    reaches a kernel before this passes)."""
+    arr = np.asarray(states)
+    if arr.ndim != 2 or arr.shape[1] != C.STATE_SIZE:
+        raise ValueError(f"states must have shape [N, {C.STATE_SIZE}], got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"states must be integers (int16), got dtype {arr.dtype}")
+    if arr.size and (arr.min() < np.iinfo(C.STATE_DTYPE).min or arr.max() > np.iinfo(C.STATE_DTYPE).max):
+        raise ValueError("states: values beyond int16")
+    arr = np.ascontiguousarray(arr, dtype=C.STATE_DTYPE)
+    problem = _state_problem(arr) if len(arr) else None
+    if problem:
+        raise ValueError(f"states: {problem}")
+    return arr
+
+
 def seed_to_uint64(seed: Any) -> np.uint64:
     """A reset/constructor seed (any int, negative ones included) as the uint64 start of a stream."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from . import engine as E
-from .engine.ids import ACTION_NAMES, CATEGORY_NAMES, is_oracle_take
-from .render import render_view
+from .engine.ids import ACTION_NAMES, CATEGORY_NAMES
+from .render import describe_move, render_view
 from .view import decode_observation
 
 __all__ = [
@@ -88,14 +88,7 @@ def _labels(num_players: int, seat: int, bots: dict[int, tuple[str, Any]]) -> li
 
 
 # ---------------------------------------------------------------------------- display
-def describe_bot_move(decision: str, action: int) -> str:
-    """What every other player sees of a move: the action's name, except that a face-down
-    offering hides its category and an oracle take hides which card was taken."""
-    if decision == "offer_face_down":
-        return "offer a card face down"
-    if decision == "oracle" and is_oracle_take(action):
-        return "oracle: take a card"
-    return ACTION_NAMES[action]
+describe_bot_move = describe_move  #: what the human sees of a bot's move (``render.describe_move``)
 
 
 # ---------------------------------------------------------------------------- input

@@ -56,16 +56,15 @@ def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
 def save_record(record: dict[str, Any], path: str | Path) -> Path:
     """Write a record as JSON (after checking that it replays to its scores)."""
     validate_record(record)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(record, indent=1))
-    return p
+    from .files import write_text
+
+    return write_text(path, json.dumps(record, indent=1))
 
 
 def _check_schema(record: Any) -> None:
     if not isinstance(record, dict):
         raise ValueError("a game record is a JSON object")
-    if record.get("format") != FORMAT or record.get("version") != VERSION:
+    if record.get("format") != FORMAT or record.get("version") != VERSION or isinstance(record.get("version"), bool):
         raise ValueError(
             f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, version={record.get('version')!r})"
         )
@@ -79,6 +78,10 @@ def _check_schema(record: Any) -> None:
         raise ValueError(f"record field 'variants' must be {{'oracle': bool, 'demon': bool}}, got {v!r}")
     if not all(isinstance(a, int) and not isinstance(a, bool) for a in record["actions"]):
         raise ValueError("record field 'actions' must be a list of action ids")
+    who = record.get("agents")
+    if who is not None and (not isinstance(who, list) or len(who) != record["num_players"]
+                            or not all(isinstance(x, str) for x in who)):
+        raise ValueError(f"record field 'agents' must be a list of {record['num_players']} names, got {who!r}")
 
 
 def _env_for(record: dict[str, Any]) -> Any:
@@ -125,12 +128,23 @@ def validate_record(record: dict[str, Any]) -> Any:
     return env
 
 
+MAX_RECORD_BYTES = 10_000_000  #: a record of the longest game is well under 100 kB
+
+
 def load_record(path: str | Path) -> dict[str, Any]:
-    """Read a record file, check it replays to its recorded scores, and return it."""
+    """Read a record file, check it replays to its recorded scores, and return it. ValueError for
+    a file that is not a regular file, larger than ``MAX_RECORD_BYTES``, not JSON, or nested too
+    deep to be a record."""
     p = Path(path)
     try:
-        record = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        if not p.is_file():
+            raise OSError(f"{p} is not a regular file")
+        with p.open("rb") as fh:
+            data = fh.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            raise OSError(f"larger than {MAX_RECORD_BYTES:,} bytes: not a game record")
+        record = json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"cannot read game record {str(p)!r}: {exc}") from None
     validate_record(record)
     return record

@@ -99,6 +99,17 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     return "\n".join(lines)
 
 
+def describe_move(decision: str, action: int) -> str:
+    """A move as the players who did not make it see it: the action's name, except that a
+    face-down offering hides its category and an oracle take hides which card was taken
+    (docs/rules.md section 5). ``decision`` is the decision's name (``ids.DECISION_NAMES``)."""
+    if decision == "offer_face_down":
+        return "offer a card face down"
+    if decision == "oracle" and E.is_oracle_take(action):
+        return "oracle: take a card"
+    return E.ACTION_NAMES[action]
+
+
 def public_view(s: np.ndarray) -> ObservationView:
     """What every player knows of the state ``s``, as an ``ObservationView`` from seat 0's
     chair: seat 0's observation with its private knowledge (its exact offering cards, the altar

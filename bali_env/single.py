@@ -77,12 +77,16 @@ class BaliSingleAgentEnv(gymnasium.Env):
 
     def _play_opponents(self) -> None:
         env = self._env
-        while not all(env.terminations.values()):
-            seat = int(env._state[C.S_TO_MOVE])
-            if seat == self.learner:
-                break
-            o = env.observe(env.possible_agents[seat])
-            env.step(int(self._seat_agent[seat].act(o["observation"], o["action_mask"])))
+        try:
+            while not all(env.terminations.values()):
+                seat = int(env._state[C.S_TO_MOVE])
+                if seat == self.learner:
+                    break
+                o = env.observe(env.possible_agents[seat])
+                env.step(int(self._seat_agent[seat].act(o["observation"], o["action_mask"])))
+        except BaseException:
+            self._obs = None  # the game stands at an opponent's turn: only reset() goes on from here
+            raise
         self._obs = env.observe(env.possible_agents[self.learner])
 
     def _info(self) -> dict[str, Any]:
@@ -103,7 +107,7 @@ class BaliSingleAgentEnv(gymnasium.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner's action, then the opponents' until the learner's turn or the end."""
         if self._obs is None:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError("call reset() before step() (after an opponent failed too)")
         env = self._env
         if all(env.terminations.values()):
             raise RuntimeError("the episode is over: call reset()")

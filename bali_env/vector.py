@@ -28,7 +28,15 @@ from typing import Any
 import numpy as np
 
 from . import engine as C
-from .contract import check_action, parse_options, seed_to_uint64
+from .contract import (
+    check_action,
+    check_flag,
+    check_int,
+    check_num_players,
+    check_states,
+    parse_options,
+    seed_to_uint64,
+)
 
 PARALLEL_MIN_ENVS = 512  #: below this many games one thread beats a parallel region (measured on 2 cores)
 
@@ -60,16 +68,16 @@ class BaliVectorEnv:
         reward: str = "win_loss",
         parallel: bool | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        if isinstance(num_players, bool) or num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+        self.num_envs = check_int("num_envs", num_envs, 1)
+        self.num_players = check_num_players(num_players)
+        self.oracle = check_flag("oracle", oracle)
+        self.demon = check_flag("demon", demon)
         if reward not in ("win_loss", "score"):
             raise ValueError(f"reward must be 'win_loss' or 'score', got {reward!r}")
-        self.num_envs = int(num_envs)
-        self.num_players = int(num_players)
-        self.oracle = bool(oracle)
-        self.demon = bool(demon)
+        if seed is not None:
+            seed_to_uint64(seed)  # TypeError for a seed that is not an int
+        if parallel is not None:
+            check_flag("parallel", parallel)
         self.reward_mode = reward
         n = self.num_envs
         self.states = np.zeros((n, C.STATE_SIZE), dtype=C.STATE_DTYPE)
@@ -168,7 +176,11 @@ class BaliVectorEnv:
         return arr.astype(np.int64, copy=False)
 
     def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every game's observation and mask from one seat's point of view (fresh arrays)."""
+        """Every game's observation and mask from one seat's point of view (fresh arrays);
+        ``seat`` is an int in 0..num_players-1 (TypeError / ValueError otherwise)."""
+        seat = check_int("seat", seat, 0, self.num_players - 1)
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
         obs = np.zeros((self.num_envs, C.OBS_DIM), dtype=np.float32)
         masks = np.zeros((self.num_envs, C.N_ACTIONS), dtype=np.int8)
         for i in range(self.num_envs):
@@ -202,14 +214,15 @@ def rollout(
     Parallel over games on all Numba threads (``numba.set_num_threads`` to limit)."""
     if (num_games is None) == (states is None):
         raise ValueError("give exactly one of num_games and states")
+    seed_to_uint64(seed)  # TypeError for a seed that is not an int
+    num_players = check_num_players(num_players)
+    oracle, demon = check_flag("oracle", oracle), check_flag("demon", demon)
     if states is not None:
-        states = np.ascontiguousarray(states, dtype=C.STATE_DTYPE)
-        if states.ndim != 2 or states.shape[1] != C.STATE_SIZE:
-            raise ValueError(f"states must have shape [N, {C.STATE_SIZE}], got {states.shape}")
+        states = check_states(states)  # the kernel plays copies: the caller's array is not modified
         n = states.shape[0]
         num_players = int(states[0, C.S_NUM_PLAYERS]) if n else num_players
     else:
-        n = int(num_games)
+        n = check_int("num_games", num_games, 0)
     policy = _streams(seed, n)
     scores = np.zeros((n, C.MAX_PLAYERS), dtype=np.int64)
     winners = np.zeros(n, dtype=np.int64)

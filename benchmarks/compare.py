@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = compare(args.base, args.rounds, args.seconds, args.quick)
     print(table(result))
     args.out.mkdir(parents=True, exist_ok=True)
-    tmp = args.out / ".compare.json.tmp"
-    tmp.write_text(json.dumps(result, indent=2))
-    tmp.replace(args.out / "compare.json")
+    from bali_env.files import write_text
+
+    write_text(args.out / "compare.json", json.dumps(result, indent=2))
     return result
 
 

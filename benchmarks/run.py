@@ -330,7 +330,10 @@ def _plot(results: dict[str, Any], path: Path) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from bali_env.files import replace_when_done
+
+    with replace_when_done(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -370,7 +373,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"\nmachine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, "
           f"numba {m['versions']['numba']}")
     print(_table(results))
-    (args.out / "bench.json").write_text(json.dumps(results, indent=2))
+    from bali_env.files import write_text
+
+    write_text(args.out / "bench.json", json.dumps(results, indent=2))
     try:
         _plot(results, args.out / "bench.png")
         print(f"\nwrote {args.out / 'bench.json'} and {args.out / 'bench.png'}")

@@ -368,3 +368,26 @@ def test_every_hidden_decision_of_random_games():
     print(f"\n[test_information] {FUZZ_GAMES} games, branched {branched}, {compared} comparisons")
     assert branched[C.PH_OFFER_OWN] > 50 and branched[C.PH_ORACLE] > 50, branched
     assert compared > 5000
+
+
+def test_known_altar_counts_include_the_peeked_window():
+    """docs/bots.md: during an oracle decision, slots 249-252 (altar cards of known category)
+    count the peeked window too, and every window card shown in 254-269 is among them."""
+    from bali_env.view import decode_observation
+
+    seen = 0
+    for seed in range(30):
+        env = bali_env.raw_env(num_players=3, oracle=True)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while not all(env.terminations.values()):
+            o = env.observe(env.agent_selection)
+            v = decode_observation(o["observation"])
+            if v.decision == "oracle":
+                window = [c for c in v.altar_top[: v.oracle_window] if c >= 0]
+                assert len(window) == v.oracle_window
+                for c in set(window):
+                    assert v.altar_known[c] >= window.count(c)
+                seen += 1
+            env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+    assert seen > 5

@@ -159,3 +159,38 @@ def test_replay_from_one_seat_shows_only_that_players_knowledge(tmp_path):
         run([str(path), "--seat"], print_fn=out0.append)
     bad = []
     assert run([str(path), "--seat", "7"], print_fn=bad.append) == 2
+
+
+def test_replay_move_lines_hide_what_the_viewer_did_not_see(tmp_path):
+    """--seat K and the public replay show another player's face-down offering as "offer a card
+    face down" and an oracle take as "oracle: take a card"; the mover's own seat, and --reveal,
+    show the move in full."""
+    from bali_env.engine import ACTION_NAMES, is_oracle_take
+    from bali_env.replay import move_line
+    from bali_env.view import decode_observation
+
+    hidden = {"offer_face_down": 0, "oracle": 0}
+    for seed in range(4):
+        record, _ = _finished_record(seed=seed, n=3, oracle=True)
+        positions = replay_states(record)
+        for i in range(1, len(positions)):
+            prev = positions[i - 1]
+            mover = prev.agent_name_mapping[prev.agent_selection]
+            action = record["actions"][i - 1]
+            decision = decode_observation(prev.observe(prev.agent_selection)["observation"]).decision
+            secret = decision == "offer_face_down" or (decision == "oracle" and is_oracle_take(action))
+            for seat in (None, 0, 1, 2):
+                line = move_line(record, positions, i, seat)
+                if secret and seat != mover:
+                    assert ACTION_NAMES[action] not in line, line
+                    assert line.endswith(("offer a card face down", "oracle: take a card")), line
+                else:
+                    assert line.endswith(ACTION_NAMES[action]), line
+                assert move_line(record, positions, i, seat, reveal=True).endswith(ACTION_NAMES[action])
+            if secret:
+                hidden[decision] += 1
+    assert hidden["offer_face_down"] > 0 and hidden["oracle"] > 0
+    path = save_record(record, tmp_path / "game.json")
+    out: list[str] = []
+    assert run([str(path), "--all", "--reveal"], print_fn=out.append) == 0
+    assert "(moves revealed)" in out[1]

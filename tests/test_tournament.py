@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents.base import Agent, register_agent
+from agents.base import Agent, make_agent, register_agent
 from agents.tournament import (
     TournamentError,
     compute_stats,
@@ -293,3 +293,158 @@ def test_cli_errors_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         cli_main(["tournament", "--agents", "random", "random", "--players", "5"])
     assert exc.value.code == 2
+
+
+BOT = '''
+"""A user's bot: always the first legal action."""
+import numpy as np
+from agents import Agent
+
+
+class FirstLegal(Agent):
+    def __init__(self, seed=None, offset=0):
+        super().__init__(seed)
+        self.offset = offset
+
+    def act(self, observation, action_mask):
+        legal = np.flatnonzero(action_mask)
+        return int(legal[min(self.offset, len(legal) - 1)])
+'''
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_your_own_bot_from_a_file_plays_a_tournament(tmp_path, workers):
+    """--agents FILE.py:Class[:settings] builds the class from the file, in worker processes too."""
+    (tmp_path / "mybot.py").write_text(BOT)
+    spec = f"{tmp_path / 'mybot.py'}:FirstLegal:offset=1"
+    bot = make_agent(spec, seed=0)
+    assert bot.offset == 1 and bot.name.endswith("mybot:FirstLegal")
+    res = run_tournament([spec, "random"], num_players=2, games=4, seed=0, workers=workers, progress=False)
+    assert sum(p["games"] for p in res.participants) == 8
+    bot_file = tmp_path / "mybot.py"
+    for bad, says in ((f"{tmp_path / 'nope.py'}:X", "not found"), (f"{bot_file}:Missing", "no agent class"),
+                      (f"{bot_file}", "class name")):
+        with pytest.raises(ValueError, match=says):
+            make_agent(bad)
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_results_do_not_depend_on_workers_or_batching(num_players):
+    """Agents draw their randomness per decision (seed, game, seat, decision number), so the same
+    seed gives the same games and statistics with 1 or 2 workers and any batch size."""
+    specs = ["mcts:sims=20", "greedy", "random", "random"][: max(num_players, 3)]
+    runs = [run_tournament(specs, num_players=num_players, games=12, seed=5, workers=w, batch_size=b,
+                           progress=False) for w, b in ((1, 128), (1, 2), (2, 3))]
+    first = runs[0].to_dict()
+    for other in runs[1:]:
+        d = other.to_dict()
+        assert d["games"] == first["games"]
+        assert d["participants"] == first["participants"]
+
+
+def _stats(out):
+    data = json.loads((out / "results.json").read_text())
+    return data["participants"], data["games"]
+
+
+def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path, capsys):
+    """Finished games go to OUT/journal.jsonl; a journal cut short (a last line half written
+    included) resumes to exactly the results of the uninterrupted run."""
+    from agents.tournament import read_journal
+
+    specs = ["greedy", "random", "mcts:sims=10"]
+    full = run_tournament(specs, num_players=2, games=12, seed=4, workers=1, out_dir=tmp_path / "a", progress=False)
+    header, games = read_journal(tmp_path / "a" / "journal.jsonl")
+    assert header["seed"] == 4 and sorted(games) == list(range(12))
+    cut = tmp_path / "b"
+    cut.mkdir()
+    lines = (tmp_path / "a" / "journal.jsonl").read_text().splitlines()
+    (cut / "journal.jsonl").write_text("\n".join(lines[:6]) + "\n" + lines[6][:20])  # 5 games and half a line
+    played = []
+    import agents.tournament as T
+
+    original = T.play_games
+    T.play_games = lambda games, **kw: played.extend(games) or original(games=games, **kw)
+    try:
+        resumed = run_tournament(specs, num_players=2, games=12, seed=4, workers=1, out_dir=cut, progress=False,
+                                 resume=True)
+    finally:
+        T.play_games = original
+    done_before = {json.loads(line)["game"] for line in lines[1:6]}
+    assert sorted(played) == sorted(set(range(12)) - done_before)
+    assert resumed.participants == full.participants and _stats(cut) == _stats(tmp_path / "a")
+    assert len(read_journal(cut / "journal.jsonl")[1]) == 12
+    with pytest.raises(TournamentError, match="other settings"):
+        run_tournament(specs, num_players=2, games=12, seed=5, workers=1, out_dir=cut, progress=False, resume=True)
+    with pytest.raises(TournamentError, match="nothing to resume"):
+        run_tournament(specs, num_players=2, games=12, seed=4, out_dir=tmp_path / "c", progress=False, resume=True)
+
+
+def test_a_new_run_replaces_an_earlier_one_whole_and_says_so(tmp_path, capsys):
+    """Stale records and results of an earlier run in the same --out are removed (not mixed)."""
+    out = tmp_path / "t"
+    run_tournament(["random", "random"], num_players=2, games=6, seed=0, workers=1, out_dir=out, progress=False,
+                   save_records=True)
+    assert len(list((out / "records").glob("game_*.json"))) == 6
+    run_tournament(["random", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=out, progress=False,
+                   save_records=True)
+    assert "replacing the earlier run" in capsys.readouterr().err
+    assert len(list((out / "records").glob("game_*.json"))) == 2
+
+
+def test_out_is_checked_before_any_game(tmp_path):
+    """An --out that cannot be written is refused before anything is played."""
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(TournamentError, match="cannot write to the output folder"):
+        run_tournament(["random", "random"], num_players=2, games=2, out_dir=tmp_path / "file" / "out", progress=False)
+
+
+def _children(pid):
+    import subprocess as sp
+
+    out = sp.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in out]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["kill_worker", "sigterm_parent"])
+def test_fault_then_resume_matches_an_uninterrupted_run(tmp_path, fault):
+    """Kill one worker mid-run (reported in one line within about a second) or SIGTERM the
+    parent (workers stopped, journal kept, the resume command printed); --resume then finishes
+    with the results of an uninterrupted run of the same seed."""
+    import os
+    import signal
+    import subprocess as sp
+    import sys
+    import time
+
+    args = ["--agents", "greedy", "random", "--players", "2", "--games", "3000", "--seed", "2", "--workers", "2",
+            "--batch-size", "16", "--no-progress"]
+    root = os.path.dirname(os.path.dirname(__file__))
+    cmd = [sys.executable, "-m", "bali_env.cli", "tournament", *args]
+    proc = sp.Popen([*cmd, "--out", str(tmp_path / "cut")], cwd=root, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
+    journal = tmp_path / "cut" / "journal.jsonl"
+    deadline = time.time() + 300
+    while not journal.exists() or journal.read_text().count("\n") < 100:
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.1)
+    workers = [p for p in _children(proc.pid) if p != proc.pid]
+    if fault == "kill_worker":
+        os.kill(max(workers), signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    t0 = time.time()
+    _, err = proc.communicate(timeout=60)
+    assert time.time() - t0 < 10
+    assert proc.returncode == (1 if fault == "kill_worker" else 130), err
+    assert "--resume" in err and ("died" in err if fault == "kill_worker" else "interrupted" in err)
+    time.sleep(1.0)
+    from pathlib import Path
+
+    alive = [p for p in workers if Path(f"/proc/{p}").exists() and ") Z " not in Path(f"/proc/{p}/stat").read_text()]
+    assert not alive, "workers outlived the tournament"
+    finished = journal.read_text().count("\n") - 1
+    assert 100 <= finished < 3000
+    sp.run([*cmd, "--out", str(tmp_path / "cut"), "--resume"], cwd=root, check=True, capture_output=True)
+    sp.run([*cmd, "--out", str(tmp_path / "whole")], cwd=root, check=True, capture_output=True)
+    assert _stats(tmp_path / "cut") == _stats(tmp_path / "whole")

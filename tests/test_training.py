@@ -86,6 +86,99 @@ def test_sb3_vec_env_steps_the_learner_seat_only():
 
 
 @pytest.mark.slow
+def test_short_lean_training_run_writes_what_sb3_writes(tmp_path):
+    """The lean trainer: same files as MaskablePPO's run (its model as .pt), a policy that plays."""
+    pytest.importorskip("stable_baselines3")
+    from training.train import parse_args, train
+
+    out = tmp_path / "lean"
+    summary = train(parse_args([
+        "--trainer", "lean", "--steps", "3000", "--envs", "8", "--n-steps", "64", "--batch-size", "256",
+        "--net", "32,32", "--snapshot-every", "1000", "--eval-every", "2000", "--eval-games", "4",
+        "--final-eval-games", "4", "--opponents", "random:1,self:1", "--out", str(out), "--no-progress",
+    ]))
+    assert summary["env_steps"] >= 3000 and summary["model"].endswith("final.pt")
+    for name in ("final.pt", "final.npz", "eval.csv", "learning_curve.png", "progress.csv", "summary.json"):
+        assert (out / name).exists(), name
+    header = (out / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"train/approx_kl", "train/value_loss", "train/learner_return", "time/total_timesteps"} <= set(header)
+    agent = make_agent(f"ppo:path={out / 'final.npz'}", seed=0)
+    obs, masks = _observations(2, 200)
+    actions = agent.act_batch(obs, masks)
+    assert (masks[np.arange(len(actions)), actions] == 1).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
+    """SIGINT or SIGTERM during bali train: the step finishes, then the model is saved, exported,
+    evaluated and summary.json says interrupted; exit code 0. A second run into the same --out is
+    refused (its logs would be overwritten)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.train", "--steps", "1e7", "--envs", "8", "--n-steps", "32",
+         "--batch-size", "128", "--net", "16", "--eval-every", "1e9", "--final-eval-games", "2",
+         "--opponents", "random:1,self:1", "--out", str(out), "--no-progress"],
+        cwd=os.path.dirname(os.path.dirname(__file__)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not (out / "progress.csv").exists() or (out / "progress.csv").stat().st_size < 100:
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()[1][-2000:]
+        time.sleep(0.5)
+    proc.send_signal(getattr(signal, signame))
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    assert "interrupted" in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["env_steps"] > 0
+    assert (out / "final.npz").exists() and (out / "final.zip").exists()
+    from training.train import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--out", str(out)])
+
+
+def test_lean_ppo_rollout_and_advantages_match_sb3():
+    """LeanPPO samples legal actions only, stores their log-probabilities under the masked
+    softmax, and computes SB3's GAE advantages and returns on the same rollout."""
+    pytest.importorskip("stable_baselines3")
+    import torch
+    from stable_baselines3.common.buffers import RolloutBuffer
+
+    from training.lean import LeanPPO
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    venv = BaliSB3VecEnv(6, pool, num_players=2, seed=0)
+    model = LeanPPO(venv, lr=3e-4, n_steps=80, batch_size=64, n_epochs=1, gamma=0.99, ent_coef=0.0, net=[16],
+                    activation=torch.nn.ReLU, seed=0)
+    assert model.collect(lambda _: True)
+    assert model._masks.gather(2, model._actions[..., None]).all()  # only legal actions
+    logp, _ = model.policy(model._obs[3], model._masks[3])
+    assert torch.allclose(logp.gather(1, model._actions[3, :, None]).squeeze(1), model._logp[3], atol=1e-5)
+    assert model._dones.sum() > 0  # some game ended within the rollout
+    adv, returns = model._advantages()
+    buf = RolloutBuffer(80, venv.observation_space, venv.action_space, gamma=0.99, gae_lambda=0.95, n_envs=6)
+    buf.rewards[:] = model._rewards.numpy()
+    buf.values[:] = model._values.numpy()
+    buf.episode_starts[1:] = model._dones[:-1].numpy()
+    with torch.no_grad():
+        _, last = model.policy(torch.from_numpy(model._last_obs), torch.from_numpy(venv.action_masks()))
+    buf.compute_returns_and_advantage(last, model._dones[-1].numpy())
+    assert np.allclose(adv.numpy(), buf.advantages, atol=1e-5)
+    assert np.allclose(returns.numpy(), buf.returns, atol=1e-5)
+    metrics = model.update()
+    assert set(metrics) >= {"approx_kl", "clip_fraction", "value_loss", "entropy_loss", "explained_variance"}
+
+
+@pytest.mark.slow
 def test_short_training_run_saves_reloads_and_plays(tmp_path):
     """A few thousand MaskablePPO steps with self-play: checkpoints, eval CSV, curve, final model
     that loads as an agent and plays a legal game."""
@@ -117,6 +210,83 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
         assert o["action_mask"][a] == 1
         env.step(a)
     assert env.state_dict()["phase"] == "game_over"
+    # every evaluation exported its checkpoint; training.curve replays them against any opponent
+    from training.curve import checkpoints
+    from training.curve import main as curve_main
+
+    points = checkpoints(out)
+    assert [steps for steps, _ in points] == sorted(steps for steps, _ in points)
+    assert len(points) >= 2 and points[-1][0] == summary["env_steps"]
+    assert curve_main([str(out), "--opponents", "random", "greedy", "--games", "2", "--workers", "1"]) == 0
+    rows = (out / "curve.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * len(points)
+    assert (out / "curve.png").stat().st_size > 0
+
+
+def test_curve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    """training.curve names what is wrong before playing anything."""
+    from training.curve import main as curve_main
+
+    with pytest.raises(SystemExit) as exc:
+        curve_main([str(tmp_path)])
+    assert exc.value.code == 2
+    assert "not a bali train run" in capsys.readouterr().err
+
+
+def test_self_play_snapshot_is_a_frozen_numpy_copy():
+    """A self-play opponent plays the policy's most probable legal action by the NumPy forward
+    pass, and later updates of the learner do not change it."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    model = MaskablePPO("MlpPolicy", BaliSB3VecEnv(2, pool, num_players=2, seed=0), seed=0, device="cpu",
+                        n_steps=8, batch_size=16, policy_kwargs={"net_arch": [32, 32]})
+    obs, masks = _observations(2, 300)
+    snap = make_policy_opponent(model.policy, seed=0, deterministic=True)
+    want, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+    got = snap.act_batch(obs, masks)
+    assert (got == np.asarray(want)).mean() >= 0.99
+    with torch.no_grad():
+        for param in model.policy.parameters():
+            param.add_(1.0)
+    assert (snap.act_batch(obs, masks) == got).all()
+    sampler = make_policy_opponent(model.policy, seed=3)
+    a, b = sampler.act_batch(obs, masks), make_policy_opponent(model.policy, seed=3).act_batch(obs, masks)
+    assert (a == b).all() and (masks[np.arange(len(a)), a] == 1).all()
+
+
+def test_privileged_features_are_the_true_state_from_the_learners_chair():
+    """The critic's features: true offerings by relative seat, altar counts and values, and the
+    score of every relative seat if the game ended now (contract.score_breakdown)."""
+    from bali_env.contract import final_result, score_breakdown
+    from bali_env.vector import BaliVectorEnv
+    from training.privileged import N_PRIVILEGED, privileged_features
+
+    venv = BaliVectorEnv(12, num_players=3, oracle=True, seed=5)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks]))
+    seats = rng.integers(0, 3, size=12)
+    out = np.zeros((12, N_PRIVILEGED), dtype=np.float32)
+    privileged_features(venv.states, seats, out)
+    for i in range(12):
+        s, me = venv.states[i], int(seats[i])
+        v = C.view(s)
+        result = final_result(s)
+        totals = [row["total"] for row in score_breakdown(s)]
+        for r in range(3):
+            q = (me + r) % 3
+            assert np.allclose(out[i, 4 * r : 4 * r + 4], v.offerings[q] / 10)
+            assert out[i, 24 + r] == pytest.approx(totals[q] / 100)
+        assert np.allclose(out[i, 16:20], np.array(result["altar_counts"]) / 10)
+        assert np.allclose(out[i, 20:24], np.array(result["altar_values"]) / 3)
+        assert (out[i, 12:16] == 0).all() and out[i, 27] == 0  # no fourth seat
 
 
 def _observations(n_players: int, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -193,6 +363,30 @@ def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypa
         agent.act(obs[0], masks[0])
 
 
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_shipped_ppo_policies_play_without_torch(num_players):
+    """The shipped policies are valid exports for their player count and play legal moves by the
+    NumPy forward pass: torch is not imported for it."""
+    import subprocess
+    import sys
+
+    import agents.ppo_agent as P
+
+    path = P.shipped_policy(num_players)
+    if not path.is_file():
+        pytest.skip(f"no policy shipped for {num_players} players")
+    policy = P.ExportedPolicy(path)
+    assert policy.meta["num_players"] == num_players and path.stat().st_size < 3_000_000
+    obs, masks = _observations(num_players, 300)
+    actions = make_agent("ppo", seed=0).act_batch(obs, masks)
+    assert (masks[np.arange(len(actions)), actions] == 1).all()
+    code = ("import sys, numpy as np, bali_env; from agents import make_agent; e = bali_env.env(num_players="
+            f"{num_players}); e.reset(seed=0); o = e.observe(e.agent_selection); "
+            "a = make_agent('ppo').act(o['observation'], o['action_mask']); assert o['action_mask'][a] == 1; "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize(("flags", "named"), [
     (["--envs", "0"], "--envs"), (["--steps", "-5"], "--steps"), (["--minutes", "-1"], "--minutes"),
     (["--gamma", "0"], "--gamma"), (["--gamma", "1.5"], "--gamma"), (["--opponents", "random:x"], "--opponents"),
@@ -224,7 +418,7 @@ def test_train_out_must_be_writable(tmp_path, capsys):
     assert args.weights == {"greedy": 2.0, "self": 1.0}
 
 
-@pytest.mark.parametrize("flags", [["--steps", "0"], ["--opponents", "self:1"], ["--opponents", "nobody"]])
+@pytest.mark.parametrize("flags", [["--steps", "0"], ["--opponents", "self:x"], ["--opponents", "nobody"]])
 def test_throughput_flags_are_validated(flags, capsys):
     """python -m training.throughput refuses bad flags before measuring anything."""
     from training.throughput import main

@@ -1,10 +1,13 @@
-"""Training throughput: env steps per second during MaskablePPO on the batched-env VecEnv
-(``BaliSB3VecEnv``), for ``bali train``'s default configuration next to the previous one (64
-games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread), measured in one run.
-``python -m training.throughput [--steps 65536] [--opponents random:1,greedy:3]``.
+"""Training throughput: env steps per second during PPO on the batched-env VecEnv
+(``BaliSB3VecEnv``), for ``bali train``'s default configuration (MaskablePPO), the same with the
+lean trainer (``--trainer lean``) and the previous configuration (64 games, n-steps 128,
+minibatch 2048, 4 epochs, 1 torch thread, a 256x256 tanh network), measured in one run, against
+``bali train``'s default opponent mix and against random opponents.
+``python -m training.throughput [--steps 65536] [--players 2]``.
 
-Opponents come from the same pool as in training (frozen self-play snapshots excluded: they
-need a trained policy); PPO updates are included, evaluation is not.
+The opponent mix is the one training uses, self-play included: ``self`` opponents are frozen
+NumPy copies of the (untrained) policy, ``--pool-size`` of them, which cost what trained ones
+cost. PPO updates are included, evaluation is not.
 """
 
 from __future__ import annotations
@@ -14,63 +17,92 @@ import json
 import time
 from typing import Any
 
-#: name -> (games, n_steps, minibatch, epochs, torch threads)
-CONFIGS: dict[str, tuple[int, int, int, int, int]] = {
-    "default": (512, 64, 8192, 2, 2),
-    "previous": (64, 128, 2048, 4, 1),
-}
+
+def configs() -> dict[str, dict[str, Any]]:
+    """name -> settings: ``default`` is ``bali train``'s defaults (MaskablePPO), ``lean`` the same
+    with ``--trainer lean``, ``previous`` the 64-game configuration."""
+    from .train import defaults
+
+    d = defaults()
+    default = {"trainer": d.trainer, "envs": d.envs, "n_steps": d.n_steps, "batch_size": d.batch_size,
+               "epochs": d.epochs, "torch_threads": d.torch_threads, "net": d.net, "activation": d.activation}
+    return {
+        "default": default,
+        "lean": {**default, "trainer": "lean"},
+        "previous": {"trainer": "sb3", "envs": 64, "n_steps": 128, "batch_size": 2048, "epochs": 4,
+                     "torch_threads": 1, "net": "256,256", "activation": "tanh"},
+    }
 
 
-def measure(name: str, steps: int, weights: dict[str, float], players: int, seed: int = 0) -> dict[str, Any]:
-    """PPO env steps/s of configuration ``name`` (``CONFIGS``) against the opponent mix ``weights``."""
+def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) -> dict[str, Any]:
+    """PPO env steps/s of configuration ``name`` (``configs()``) against the mix ``opponents``."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     from agents import make_agent
 
-    from .vec_env import BaliSB3VecEnv, OpponentPool
+    from .train import _opponent_weights, defaults, make_model
+    from .vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
 
-    envs, n_steps, batch, epochs, threads = CONFIGS[name]
-    torch.set_num_threads(threads)
+    c = configs()[name]
+    weights = _opponent_weights(opponents)
+    settings = defaults()
+    for key, value in c.items():
+        setattr(settings, key, value)
+    settings.seed = seed
+    torch.set_num_threads(c["torch_threads"])
     pool = OpponentPool(seed=seed)
-    for kind, w in weights.items():
-        pool.add(kind, make_agent(kind, seed=seed + len(pool)), w)
-    venv = BaliSB3VecEnv(envs, pool, num_players=players, seed=seed)
-    model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=batch, n_epochs=epochs, seed=seed,
-                        device="cpu", policy_kwargs={"net_arch": [256, 256]})
-    model.learn(envs * n_steps)  # warm-up: JIT, first rollout and update
-    rollout = envs * n_steps
+    for kind in ("random", "greedy"):
+        if weights.get(kind, 0) > 0:
+            pool.add(kind, make_agent(kind, seed=seed + len(pool)), weights[kind])
+    if not len(pool):  # only self-play: start with one snapshot, as training does
+        pool.add("random", make_agent("random", seed=seed), 1e-9)
+    venv = BaliSB3VecEnv(c["envs"], pool, num_players=players, seed=seed)
+    model, _ = make_model(settings, venv)
+    if weights.get("self", 0) > 0:
+        for k in range(settings.pool_size):
+            opponent = make_policy_opponent(model.policy, seed=seed + k)
+            pool.add(f"self@{k}", opponent, weights["self"] / settings.pool_size)
+    rollout = c["envs"] * c["n_steps"]
     todo = max(rollout, steps // rollout * rollout)
-    t0 = time.perf_counter()
-    model.learn(todo, reset_num_timesteps=False)
+    if c["trainer"] == "lean":
+        model.learn(rollout, lambda _: True)  # warm-up: JIT, first rollout and update
+        t0 = time.perf_counter()
+        model.learn(model.num_timesteps + todo, lambda _: True)
+    else:
+        model.learn(rollout)
+        t0 = time.perf_counter()
+        model.learn(todo, reset_num_timesteps=False)
     elapsed = time.perf_counter() - t0
-    return {"config": name, "envs": envs, "n_steps": n_steps, "batch_size": batch, "epochs": epochs,
-            "torch_threads": threads, "opponents": weights, "steps": todo, "env_steps_per_s": todo / elapsed}
+    return {"config": name, **c, "opponents": opponents, "steps": todo, "env_steps_per_s": todo / elapsed}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure both configurations, print a table and JSON."""
-    from .train import _opponent_weights
+    """Measure both configurations against both mixes, print a table and JSON."""
+    from .train import _opponent_weights, defaults
 
     p = argparse.ArgumentParser(prog="python -m training.throughput", description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=65536, help="timed env steps per configuration")
-    p.add_argument("--opponents", default="random:1,greedy:3", help="opponent mix (random, greedy)")
+    p.add_argument("--steps", type=int, default=65536, help="timed env steps per measurement")
     p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    p.add_argument("--opponents", nargs="+", default=[defaults().opponents, "random"],
+                   help="opponent mixes to measure (default: bali train's default mix, then random)")
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error(f"--steps must be positive, got {args.steps}")
-    try:
-        weights = _opponent_weights(args.opponents)
-    except ValueError as exc:
-        p.error(f"--opponents: {exc}")
-    if "self" in weights:
-        p.error("--opponents: self-play snapshots need a trained policy; use random and greedy here")
-    rows = [measure(name, args.steps, weights, args.players) for name in CONFIGS]
+    for mix in args.opponents:
+        try:
+            _opponent_weights(mix)
+        except ValueError as exc:
+            p.error(f"--opponents: {exc}")
+    rows = [measure(name, args.steps, mix, args.players) for mix in args.opponents for name in configs()]
     for r in rows:
-        print(f"{r['config']:<8} {r['envs']:>4} games, n-steps {r['n_steps']}, minibatch {r['batch_size']}, "
-              f"{r['epochs']} epochs, {r['torch_threads']} torch thread(s): "
-              f"{r['env_steps_per_s']:,.0f} env steps/s during PPO")
-    print(f"ratio default / previous: {rows[0]['env_steps_per_s'] / rows[1]['env_steps_per_s']:.2f}x")
+        print(f"{r['config']:<8} ({r['trainer']}) vs {r['opponents']:<24} {r['envs']:>4} games, "
+              f"n-steps {r['n_steps']}, "
+              f"minibatch {r['batch_size']}, {r['epochs']} epochs, net {r['net']} {r['activation']}, "
+              f"{r['torch_threads']} torch thread(s): {r['env_steps_per_s']:,.0f} env steps/s")
+    for mix in args.opponents:
+        speed = {r["config"]: r["env_steps_per_s"] for r in rows if r["opponents"] == mix}
+        print(f"vs {mix}: default / previous {speed['default'] / speed['previous']:.2f}x, "
+              f"lean / default {speed['lean'] / speed['default']:.2f}x")
     print(json.dumps(rows))
     return 0
 

@@ -15,7 +15,7 @@ what sb3-contrib's ``MaskablePPO`` asks for.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -193,13 +193,10 @@ class BaliSB3VecEnv(VecEnv):
         return list(indices)
 
 
-def make_policy_opponent(policy: Any, deterministic: bool = False) -> Callable[..., Any]:
-    """Wrap an SB3 (Maskable) policy as an opponent: ``act_batch(obs, masks)`` -> actions."""
+def make_policy_opponent(policy: Any, seed: int | None = None, deterministic: bool = False) -> Any:
+    """A frozen copy of an SB3 (Maskable) policy as an opponent that plays by the NumPy forward
+    pass (``agents.ppo_agent``): no torch call per opponent move, sampling from the masked policy
+    with its own seeded generator (or its most probable action with ``deterministic``)."""
+    from agents.ppo_agent import ExportedPolicy, PPOAgent
 
-    class _PolicyOpponent:
-        def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-            actions, _ = policy.predict(observations, action_masks=action_masks.astype(bool),
-                                        deterministic=deterministic)
-            return np.asarray(actions, dtype=np.int64)
-
-    return _PolicyOpponent()
+    return PPOAgent(seed=seed, policy=ExportedPolicy.from_sb3(policy), deterministic=deterministic, name="self")

@@ -1,0 +1,42 @@
+"""Writing output files so that nothing is lost: every file goes to a temporary file next to its
+destination and is moved into place (``os.replace``, atomic on one file system) only once it is
+complete, so a crash or a full disk never leaves half a file or destroys the previous one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def replace_when_done(path: str | Path) -> Iterator[Path]:
+    """A temporary path next to ``path`` to write to; moved onto ``path`` when the block ends
+    without an exception, removed otherwise. The folder is created if needed."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=f"{p.suffix}.tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; an output is an ordinary file
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (``replace_when_done``); returns the path."""
+    with replace_when_done(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
