@@ -8,6 +8,7 @@ switched off show the stale result that Numba's own per-file stamp gives, so the
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -78,3 +79,25 @@ def test_a_covered_file_is_stamped_with_its_dependencies(tmp_path):
     dep.write_text("TABLE = [1, 3]\n")
     assert numba_cache._dependencies_hash(str(kernels)) != before
     assert numba_cache._dependencies_hash(str(dep)) == ""  # not covered itself: no extra stamp
+
+
+@pytest.mark.slow
+def test_a_corrupted_cache_entry_is_recompiled_with_a_warning(tmp_path):
+    """Every cached kernel file cut short: the next run warns, compiles again and works (it used
+    to crash in every later run with no hint)."""
+    code = ("import numpy as np, bali_env; from bali_env.vector import rollout; "
+            "r = rollout(3, num_players=2, seed=1); print(int(r['scores'].sum()))")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    root = Path(__file__).resolve().parents[1]
+    first = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert first.returncode == 0, first.stderr[-2000:]
+    files = list(tmp_path.rglob("*.nbc"))
+    assert files
+    for f in files:
+        f.write_bytes(f.read_bytes()[:20])
+    again = subprocess.run([sys.executable, "-W", "always::RuntimeWarning", "-c", code], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stdout == first.stdout
+    assert "ignoring an unreadable Numba cache entry" in again.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from numba.core import caching
 
@@ -84,10 +85,34 @@ _BASES = (
 LOCATORS = tuple(type(f"Engine{base.__name__.lstrip('_')}", (_EngineStamp, base), {}) for base in _BASES)
 
 
+def _tolerant_load(original: Any) -> Any:
+    """Numba's ``Cache._load_overload``, except that a cache entry that cannot be read (a file cut
+    short or corrupted) is a cache miss with a warning naming the folder, instead of an error in
+    every later run: the kernel is compiled again and the entry rewritten."""
+
+    def load(self: Any, sig: Any, target_context: Any) -> Any:
+        try:
+            return original(self, sig, target_context)
+        except Exception as exc:  # noqa: BLE001  (any unreadable entry: recompile)
+            import warnings
+
+            where = getattr(self, "_cache_path", "Numba's cache folder")
+            warnings.warn(f"ignoring an unreadable Numba cache entry for {self._name} ({type(exc).__name__}: "
+                          f"{exc}); compiling it again. Deleting {where} clears the cache.", RuntimeWarning,
+                          stacklevel=2)
+            return None
+
+    load._bali_tolerant = True  # type: ignore[attr-defined]
+    return load
+
+
 def install() -> None:
-    """Put the engine's locators first in Numba's list (once; the order of Numba's own is kept)."""
+    """Put the engine's locators first in Numba's list (once; the order of Numba's own is kept),
+    and make an unreadable cache entry a cache miss (``_tolerant_load``)."""
     impl = _numba_class("CacheImpl", "_CacheImpl")
     classes = impl._locator_classes
     for loc in reversed(LOCATORS):
         if loc not in classes:
             classes.insert(0, loc)
+    if not getattr(caching.Cache._load_overload, "_bali_tolerant", False):
+        caching.Cache._load_overload = _tolerant_load(caching.Cache._load_overload)
