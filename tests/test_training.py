@@ -144,6 +144,29 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
         parse_args(["--out", str(out)])
 
 
+def test_score_reward_is_the_learners_margin_over_ten():
+    """reward="score": a finished game pays the learner (own final score - mean of the others) / 10."""
+    pytest.importorskip("stable_baselines3")
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    venv = BaliSB3VecEnv(6, pool, num_players=4, seed=0, reward="score")
+    venv.reset()
+    rng = np.random.default_rng(0)
+    checked = 0
+    while checked < 6:
+        seats = venv.learner_seat.copy()
+        venv.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()]))
+        _, rewards, dones, _ = venv.step_wait()
+        assert (rewards[~dones] == 0).all()
+        for i in np.flatnonzero(dones):
+            scores = venv.venv.final_scores[i]
+            me = scores[seats[i]]
+            assert rewards[i] == pytest.approx((me - (scores.sum() - me) / 3) / 10, abs=1e-5)
+            checked += 1
+
+
 def test_lean_ppo_rollout_and_advantages_match_sb3():
     """LeanPPO samples legal actions only, stores their log-probabilities under the masked
     softmax, and computes SB3's GAE advantages and returns on the same rollout."""

@@ -24,8 +24,9 @@ afterwards.
 Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
 pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
-[1000], eval-workers [1], seed [0], out [runs/bali], trainer [sb3], lr [3e-4], net [128,128],
-activation [relu], n-steps [64], batch-size [2048], epochs [2], gamma [0.997], ent-coef [0.01],
+[1000], eval-workers [1], seed [0], out [runs/bali], trainer [sb3], privileged-critic [off],
+lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
+gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
 torch-threads [2]. ``python -m training.throughput`` measures these defaults against the previous
 configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh)
 in one run; the README gives the numbers.
@@ -94,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=2, help="PPO epochs per rollout")
     p.add_argument("--gamma", type=float, default=0.997, help="discount factor, in (0, 1]")
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus coefficient")
+    p.add_argument("--reward", default="win_loss", choices=("win_loss", "score"),
+                   help="terminal reward: +1 win / -1 otherwise, or the score margin (own final score minus the "
+                        "mean of the others) / 10, denser with more players")
     p.add_argument("--torch-threads", type=int, default=2,
                    help="PyTorch threads (the env steps between PPO updates, so both cores go to the update)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar")
@@ -330,7 +334,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         if args.weights.get(kind, 0) > 0:
             pool.add(kind, make_agent(kind, seed=args.seed + len(pool)), args.weights[kind])
     venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon,
-                         seed=args.seed)
+                         seed=args.seed, reward=args.reward)
     model, ext = make_model(args, venv)
     model.set_logger(configure(str(out), ["csv", "tensorboard"]))
     self_weight = args.weights.get("self", 0)

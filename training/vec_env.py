@@ -72,6 +72,7 @@ class BaliSB3VecEnv(VecEnv):
     ) -> None:
         if len(pool) == 0:
             raise ValueError("the opponent pool is empty")
+        self.reward_scale = 0.1 if reward == "score" else 1.0  #: score margins (points) / 10
         self.venv = BaliVectorEnv(num_envs, num_players=num_players, oracle=oracle, demon=demon, seed=seed,
                                   reward=reward, parallel=False)  # PyTorch uses the cores while the env steps
         self.pool = pool
@@ -114,7 +115,7 @@ class BaliSB3VecEnv(VecEnv):
 
     def _collect(self, r: np.ndarray, term: np.ndarray, rewards: np.ndarray, dones: np.ndarray) -> None:
         for i in np.flatnonzero(term):
-            ret = float(r[i, self.learner_seat[i]])
+            ret = float(r[i, self.learner_seat[i]]) * self.reward_scale
             rewards[i] = ret
             dones[i] = True
             self.episode_returns.append(ret)
