@@ -12,12 +12,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from .engine.ids import ACTION_NAMES
+from .files import write_text
 from .engine.obs_spec import OBS_SLOTS, markdown_table
 
 PACKAGE = Path(__file__).resolve().parent
@@ -66,14 +65,6 @@ def bali_v0_source_with_table(source: str) -> str:
     return source[:a] + "\n" + markdown_table() + "\n" + source[b:]
 
 
-def _write(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder, then move it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def outdated() -> list[Path]:
     """The generated files that differ from what would be generated now."""
     source = BALI_V0.read_text()
@@ -98,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if stale else 0
     fresh = bali_v0_source_with_table(BALI_V0.read_text())
     if BALI_V0 in stale:
-        _write(BALI_V0, fresh)
-    _write(OBSERVATION_PAGE, observation_markdown(fresh))
+        write_text(BALI_V0, fresh)
+    write_text(OBSERVATION_PAGE, observation_markdown(fresh))
     print(f"wrote {OBSERVATION_PAGE} and the table in {BALI_V0}")
     return 0
 
