@@ -92,10 +92,21 @@ class ExportedPolicy:
     @classmethod
     def from_sb3(cls, policy: Any, **meta: Any) -> ExportedPolicy:
         """A frozen NumPy copy of an SB3 policy's actor (what self-play snapshots play)."""
+        return cls.from_arrays(*policy_arrays(policy, **meta), where="an SB3 policy")
+
+    @classmethod
+    def from_arrays(cls, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any],
+                    where: str = "the given arrays") -> ExportedPolicy:
+        """A policy from ``(weight [out, in], bias)`` pairs and export metadata, checked like a
+        file (what ``arrays()`` gives back; training checkpoints store snapshots this way)."""
         self = cls.__new__(cls)
-        self._set(*policy_arrays(policy, **meta), "an SB3 policy")
+        self._set([(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights], dict(meta), where)
         self.path = None
         return self
+
+    def arrays(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, Any]]:
+        """The ``(weight [out, in], bias)`` pairs and metadata (``from_arrays`` rebuilds the policy)."""
+        return [(w.T.copy(), b.copy()) for w, b in self.weights], dict(self.meta)
 
     def _set(self, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], where: str) -> None:
         if meta.get("version") != VERSION:

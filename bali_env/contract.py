@@ -4,6 +4,7 @@ the final score by part. Names of cards, categories and actions live in ``bali_e
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
@@ -48,6 +49,21 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
         span = f"{low}..{high}" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be in {span}, got {v}")
     return v
+
+
+def check_game_count(name: str, value: Any, bytes_per_game: int, low: int = 1) -> int:
+    """A number of games held in memory at once (``num_envs``, ``num_games``): an int >= ``low``
+    whose arrays (``bytes_per_game`` each) fit in half of this machine's physical memory;
+    TypeError / ValueError naming ``name`` otherwise (instead of a process killed for memory)."""
+    n = check_int(name, value, low)
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system: numpy's MemoryError decides
+        return n
+    if n * bytes_per_game > memory // 2:
+        raise ValueError(f"{name}={n} needs about {n * bytes_per_game / 2**30:.1f} GiB, more than half of this "
+                         f"machine's {memory / 2**30:.1f} GiB: play fewer games at a time")
+    return n
 
 
 def check_num_players(value: Any) -> int:

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import engine as C
 from .bali_v0 import raw_env
+from .contract import seed_to_uint64
 
 
 class BaliSingleAgentEnv(gymnasium.Env):
@@ -49,7 +50,8 @@ class BaliSingleAgentEnv(gymnasium.Env):
         self.opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if not self.opponents or not all(hasattr(o, "act") for o in self.opponents):
             raise ValueError("opponents must be one agent or a list of agents with act(observation, action_mask)")
-        fixed_seat = isinstance(learner_seat, int) and 0 <= learner_seat < num_players
+        fixed_seat = isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and \
+            0 <= learner_seat < num_players
         if not (learner_seat in ("rotate", "random") or fixed_seat):
             raise ValueError(
                 f"learner_seat must be 'rotate', 'random' or a seat in 0..{num_players - 1}, got {learner_seat!r}"
@@ -97,8 +99,9 @@ class BaliSingleAgentEnv(gymnasium.Env):
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal a new game (``seed``/``options`` as the AEC env), seat the learner, let the
         opponents move until the learner's first decision."""
-        super().reset(seed=seed)
-        self._env.reset(seed=seed, options=options)
+        own_seed = None if seed is None else int(seed_to_uint64(seed))  # any int, as the AEC env; else TypeError
+        self._env.reset(seed=seed, options=options)  # bad options: ValueError, nothing changed
+        super().reset(seed=own_seed)
         self._episode += 1
         self._choose_seats()
         self._play_opponents()

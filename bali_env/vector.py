@@ -31,6 +31,7 @@ from . import engine as C
 from .contract import (
     check_action,
     check_flag,
+    check_game_count,
     check_int,
     check_num_players,
     check_states,
@@ -41,12 +42,15 @@ from .contract import (
 PARALLEL_MIN_ENVS = 512  #: below this many games one thread beats a parallel region (measured on 2 cores)
 
 
+BYTES_PER_GAME = 2 * C.STATE_SIZE + 4 * C.OBS_DIM + C.N_ACTIONS + 16 * 8  #: state, observation, mask, per-game numbers
+
+
 def _streams(seed: int | None, n: int) -> np.ndarray:
     """The seed streams of n games: ``seed + i``, or fresh entropy when seed is None."""
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)
-    base = int(seed_to_uint64(seed))
-    return np.array([(base + i) % 2**64 for i in range(n)], dtype=np.uint64)
+    with np.errstate(over="ignore"):  # streams wrap around 2**64
+        return seed_to_uint64(seed) + np.arange(n, dtype=np.uint64)
 
 
 class BaliVectorEnv:
@@ -68,7 +72,7 @@ class BaliVectorEnv:
         reward: str = "win_loss",
         parallel: bool | None = None,
     ) -> None:
-        self.num_envs = check_int("num_envs", num_envs, 1)
+        self.num_envs = check_game_count("num_envs", num_envs, BYTES_PER_GAME)
         self.num_players = check_num_players(num_players)
         self.oracle = check_flag("oracle", oracle)
         self.demon = check_flag("demon", demon)
@@ -222,7 +226,7 @@ def rollout(
         n = states.shape[0]
         num_players = int(states[0, C.S_NUM_PLAYERS]) if n else num_players
     else:
-        n = check_int("num_games", num_games, 0)
+        n = check_game_count("num_games", num_games, BYTES_PER_GAME, low=0)
     policy = _streams(seed, n)
     scores = np.zeros((n, C.MAX_PLAYERS), dtype=np.int64)
     winners = np.zeros(n, dtype=np.int64)

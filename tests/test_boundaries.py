@@ -5,6 +5,7 @@ checking on, so an out-of-range index would raise instead of corrupting memory).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,15 @@ import bali_env
 from bali_env import engine as C
 from bali_env.contract import check_states
 from bali_env.vector import BaliVectorEnv, rollout
+
+ROOT = os.path.dirname(os.path.dirname(bali_env.__file__))
+
+
+@pytest.fixture(scope="module")
+def boundscheck(tmp_path_factory):
+    """The environment of a subprocess whose kernels compile with NUMBA_BOUNDSCHECK=1 (one cache
+    for the module's fuzz tests, apart from the normal one)."""
+    return {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path_factory.mktemp("bounds"))}
 
 
 @pytest.mark.parametrize(("kwargs", "error", "named"), [
@@ -131,15 +141,14 @@ FUZZ = textwrap.dedent("""
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0])
-def test_fuzzed_states_never_crash_with_bounds_checking(seed, tmp_path):
+def test_fuzzed_states_never_crash_with_bounds_checking(seed, tmp_path, boundscheck):
     """Random corruptions of real states: either refused by check_states with a ValueError, or
     played to the end by the rollout kernel compiled with NUMBA_BOUNDSCHECK=1 (an out-of-range
     index raises IndexError there), in a subprocess so a crash would show as a signal."""
     script = tmp_path / "fuzz.py"
     script.write_text(FUZZ)
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, str(script), str(seed)], capture_output=True, text=True, env=env,
-                          timeout=900, cwd=os.path.dirname(os.path.dirname(bali_env.__file__)))
+    proc = subprocess.run([sys.executable, str(script), str(seed)], capture_output=True, text=True, env=boundscheck,
+                          timeout=900, cwd=ROOT)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     refused, played = (int(x) for x in proc.stdout.split()[1::2])
     assert refused > 50 and played > 50
@@ -191,18 +200,64 @@ AGENT_FUZZ = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_fuzzed_observations_never_crash_an_agent(tmp_path):
+def test_fuzzed_observations_never_crash_an_agent(tmp_path, boundscheck):
     """Random and adversarial observations and masks (real ones with slots overwritten, in range
     or not): every agent answers with a legal action or raises TypeError/ValueError, with Numba's
     bounds checking on, in a subprocess (a crash would show as a signal)."""
     script = tmp_path / "agent_fuzz.py"
     script.write_text(AGENT_FUZZ)
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, str(script), "0", "600"], capture_output=True, text=True, env=env,
-                          timeout=1200, cwd=os.path.dirname(os.path.dirname(bali_env.__file__)))
+    proc = subprocess.run([sys.executable, str(script), "0", "600"], capture_output=True, text=True, env=boundscheck,
+                          timeout=1200, cwd=ROOT)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     refused, searched = (int(x) for x in proc.stdout.split()[1::2])
     assert refused > 100 and searched > 100
+
+
+@pytest.mark.slow
+def test_fuzzed_arguments_never_crash_a_public_entry_point(boundscheck):
+    """tests/fuzz/entry_points.py with bounds checking on, in a subprocess: random and adversarial
+    arguments to the AEC env (constructor, reset, observe, illegal steps between legal ones), the
+    vector env (constructor, reset, step, reset_game, observe), rollout, the single-agent env,
+    load_record and make_agent. Each call works or raises TypeError/ValueError/IndexError/
+    RuntimeError; a refused step changes nothing. Every entry point gets both outcomes."""
+    proc = subprocess.run([sys.executable, os.path.join("tests", "fuzz", "entry_points.py"), "0", "300"],
+                          capture_output=True, text=True, env=boundscheck, timeout=1200, cwd=ROOT)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    report = json.loads(proc.stdout)
+    assert report["failures"] == []
+    for entry in ("bali_env.env", "env.reset", "env.step", "env.observe", "BaliVectorEnv", "vector.reset",
+                  "vector.step", "vector.reset_game", "vector.observe", "rollout", "BaliSingleAgentEnv",
+                  "single.reset", "single.step", "load_record", "make_agent"):
+        assert 0 < report["refused"].get(entry, 0) < report["cases"][entry], entry
+    assert sum(report["cases"].values()) > 10_000
+
+
+def test_a_game_count_beyond_memory_is_refused_before_anything_is_allocated():
+    """num_envs / num_games that cannot fit in memory: ValueError naming them (not a process
+    killed for memory, nor minutes spent building seed streams)."""
+    with pytest.raises(ValueError, match="num_games=2147483648 needs"):
+        rollout(2**31)
+    with pytest.raises(ValueError, match="num_envs"):
+        BaliVectorEnv(2**40)
+
+
+def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
+    """The single-agent env takes the AEC env's seeds (any int, negative ones too), refuses other
+    seeds with TypeError before anything changes, and a bool is not a learner seat."""
+    from agents.random_agent import RandomAgent
+    from bali_env.single import BaliSingleAgentEnv
+
+    env = BaliSingleAgentEnv(RandomAgent(seed=0), num_players=2, learner_seat=0)
+    first, _ = env.reset(seed=-1)
+    aec = bali_env.raw_env(num_players=2)
+    aec.reset(seed=-1)
+    assert (first == aec.observe("player_0")["observation"]).all()
+    for bad in (1.5, "1", np.float32(2)):
+        with pytest.raises(TypeError, match="seed"):
+            env.reset(seed=bad)
+    assert (env.step(int(np.flatnonzero(env.action_masks())[0]))[0] is not None)
+    with pytest.raises(ValueError, match="learner_seat"):
+        BaliSingleAgentEnv(RandomAgent(seed=0), num_players=2, learner_seat=True)
 
 
 @pytest.mark.parametrize(("spec", "error", "says"), [

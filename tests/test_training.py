@@ -111,9 +111,10 @@ def test_short_lean_training_run_writes_what_sb3_writes(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
 def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
-    """SIGINT or SIGTERM during bali train: the step finishes, then the model is saved, exported,
-    evaluated and summary.json says interrupted; exit code 0. A second run into the same --out is
-    refused (its logs would be overwritten)."""
+    """SIGINT or SIGTERM during bali train: the step finishes, then the checkpoint is saved, the
+    model exported and evaluated, and summary.json says interrupted; exit code 0. A second run into
+    the same --out is refused (its logs would be overwritten); ``--resume`` continues it: the step
+    count goes on from where it stopped and progress.csv keeps every earlier row."""
     import os
     import signal
     import subprocess
@@ -138,10 +139,24 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["env_steps"] > 0
     assert (out / "final.npz").exists() and (out / "final.zip").exists()
+    assert (out / "resume.pt").exists() and "--resume" in err
     from training.train import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--out", str(out)])
+    logged = (out / "progress.csv").read_text().splitlines()
+    stopped_at = summary["env_steps"]
+    resumed = subprocess.run(
+        [sys.executable, "-m", "training.train", "--resume", str(out), "--steps", str(stopped_at + 1000)],
+        cwd=os.path.dirname(os.path.dirname(__file__)), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sessions"] == 2 and summary["interrupted"] is False
+    assert stopped_at + 1000 <= summary["env_steps"] <= stopped_at + 1000 + 8 * 32
+    rows = (out / "progress.csv").read_text().splitlines()
+    col = rows[0].split(",").index("time/total_timesteps")
+    steps = [int(r.split(",")[col]) for r in rows[1:]]
+    assert len(rows) > len(logged) and steps == sorted(steps) and steps[len(logged) - 1] == stopped_at + 8 * 32
 
 
 def test_score_reward_is_the_learners_margin_over_ten():
@@ -281,6 +296,99 @@ def test_self_play_snapshot_is_a_frozen_numpy_copy():
     sampler = make_policy_opponent(model.policy, seed=3)
     a, b = sampler.act_batch(obs, masks), make_policy_opponent(model.policy, seed=3).act_batch(obs, masks)
     assert (a == b).all() and (masks[np.arange(len(a)), a] == 1).all()
+
+
+def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
+    """What --resume restores: the pool (names, weights, frozen snapshot weights, every generator)
+    and the games in flight (states, deal streams, seats): the restored copy plays on exactly like
+    the original, move for move; a checkpoint for other games is refused before any kernel runs."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+
+    def pool_and_env() -> tuple[OpponentPool, BaliSB3VecEnv]:
+        pool = OpponentPool(seed=5)
+        pool.add("random", make_agent("random", seed=1), 1.0)
+        pool.add("greedy", make_agent("greedy", seed=2), 2.0)
+        return pool, BaliSB3VecEnv(6, pool, num_players=3, seed=9)
+
+    pool, venv = pool_and_env()
+    model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", n_steps=8, batch_size=16,
+                        policy_kwargs={"net_arch": [16]})
+    pool.add("self@0", make_policy_opponent(model.policy, seed=4), 1.5)
+    venv.reset()
+    learner = RandomAgent(seed=7)
+    for _ in range(25):  # games end and new ones are dealt from the streams meanwhile
+        venv.step(learner.act_batch(venv.venv.obs, venv.venv.action_masks))
+    saved_pool, saved_games = pool.checkpoint(), venv.checkpoint()
+
+    pool2 = OpponentPool.from_checkpoint(saved_pool)
+    assert pool2.names == ["random", "greedy", "self@0"] and pool2.weights == [1.0, 2.0, 1.5]
+    venv2 = BaliSB3VecEnv(6, pool2, num_players=3, seed=123)  # the seed no longer matters
+    venv2.restore(saved_games)
+    twin = RandomAgent(seed=8)
+    learner.seed(8)
+    for _ in range(60):
+        a = learner.act_batch(venv.venv.obs, venv.venv.action_masks)
+        assert (twin.act_batch(venv2.venv.obs, venv2.venv.action_masks) == a).all()
+        o1, r1, d1, _ = venv.step(a)
+        o2, r2, d2, _ = venv2.step(a)
+        assert (o1 == o2).all() and (r1 == r2).all() and (d1 == d2).all()
+    assert (venv.venv.states == venv2.venv.states).all() and venv.episode_returns[-len(venv2.episode_returns):] == \
+        venv2.episode_returns and len(venv2.episode_returns) > 0
+
+    other = BaliSB3VecEnv(4, OpponentPool.from_checkpoint(saved_pool), num_players=3)
+    with pytest.raises(ValueError, match="--envs"):
+        other.restore(saved_games)
+    broken = dict(saved_games)
+    broken["games.states"] = saved_games["games.states"].copy()
+    broken["games.states"][0, :] = 9999
+    with pytest.raises(ValueError, match="states"):
+        venv2.restore(broken)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trainer", ["sb3", "lean"])
+def test_training_resumes_from_its_checkpoint(tmp_path, trainer):
+    """bali train --resume OUT: the model goes on with its weights, optimizer and step count; the
+    logs are appended (every row of the first session kept, steps increasing); --minutes and
+    --steps are totals; other flags cannot change; a run at its end says so (nothing written)."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from training.train import CHECKPOINT, TrainingError, parse_args, train
+
+    out = tmp_path / "run"
+    first = train(parse_args([
+        "--trainer", trainer, "--steps", "1500", "--envs", "8", "--n-steps", "64", "--batch-size", "256",
+        "--net", "32,32", "--snapshot-every", "500", "--eval-every", "1000", "--eval-games", "2",
+        "--final-eval-games", "2", "--opponents", "random:1,greedy:1,self:1", "--out", str(out), "--no-progress",
+    ]))
+    assert first["env_steps"] == 1536 and first["sessions"] == 1
+    saved = torch.load(out / CHECKPOINT, weights_only=False)
+    assert saved["progress"]["steps"] == 1536
+    assert [e["name"] for e in saved["pool"]["entries"]][:2] == ["random", "greedy"]
+    assert sum(e["name"].startswith("self@") for e in saved["pool"]["entries"]) == 4  # at 0, 500, 1000, 1500
+    progress_before = (out / "progress.csv").read_text().splitlines()
+    eval_before = (out / "eval.csv").read_text().splitlines()
+
+    with pytest.raises(SystemExit):
+        parse_args(["--resume", str(out), "--envs", "16"])
+    with pytest.raises(TrainingError, match="already reached"):
+        train(parse_args(["--resume", str(out)]))  # config.json says --steps 1500
+    assert (out / "progress.csv").read_text().splitlines() == progress_before
+
+    second = train(parse_args(["--resume", str(out), "--steps", "3000"]))
+    assert second["env_steps"] == 3072 and second["sessions"] == 2
+    assert json.loads((out / "config.json").read_text())["steps"] == 3000
+    rows = (out / "progress.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    col = header.index("time/total_timesteps")
+    steps = [int(r.split(",")[col]) for r in rows[1:]]
+    assert steps == [512, 1024, 1536, 2048, 2560, 3072]
+    evals = (out / "eval.csv").read_text().splitlines()
+    assert evals[: len(eval_before)] == eval_before and len(evals) == len(eval_before) + 6  # at 2000, 3000, end
 
 
 def test_privileged_features_are_the_true_state_from_the_learners_chair():

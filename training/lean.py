@@ -125,6 +125,19 @@ class LeanPPO:
         """The network's weights (``torch.save``) to a path or an open binary file."""
         torch.save(self.policy.state_dict(), path)
 
+    def checkpoint(self) -> dict[str, Any]:
+        """What ``restore`` needs to continue training: weights, optimizer, generator, step count."""
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "generator": self.generator.get_state(), "num_timesteps": self.num_timesteps}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Continue from ``checkpoint()``; the next rollout starts from the env's current games."""
+        self.policy.load_state_dict(saved["policy"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.generator.set_state(saved["generator"])
+        self.num_timesteps = int(saved["num_timesteps"])
+        self._last_obs = self.venv.venv.obs.copy()
+
     def _act(self, obs: np.ndarray, masks: np.ndarray, extra: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
         with torch.no_grad():
             o, m = torch.from_numpy(obs), torch.from_numpy(masks)

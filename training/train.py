@@ -8,12 +8,24 @@ learner's past policies, a new snapshot every ``--snapshot-every`` steps, the ol
 ``--pool-size``). ``--opponents random:1,greedy:3,self:1`` (the default) sets the weights. Every
 ``--eval-every`` steps the current policy is saved (``checkpoints/``) and evaluated against
 random and greedy with the tournament code (``agents.tournament``); the win rates go to
-``eval.csv``, TensorBoard (``tb/``) and ``learning_curve.png``. Training metrics go to
+``eval.csv``, TensorBoard (``OUT/tb/``) and ``learning_curve.png``. Training metrics go to
 ``progress.csv`` and TensorBoard. The run ends after ``--steps`` env steps or ``--minutes`` of
 wall time, whichever comes first, then saves ``final.zip``, exports the policy as ``final.npz``
 (plays without torch: ``make_agent("ppo:path=OUT/final.npz")``), evaluates it once more and
 writes ``summary.json`` (``env_steps``, ``wall_seconds``, ``train_seconds`` without the
 evaluations, ``env_steps_per_s`` = env_steps / train_seconds, the final evaluation).
+
+Interrupt and resume: the first SIGINT or SIGTERM ends the run after its current step; it saves
+``resume.pt`` at once (the model with its optimizer, the self-play pool, the games in flight, the
+step counters and every random generator), then evaluates and writes ``summary.json`` as usual
+(a second signal quits at once: ``resume.pt`` is already written). Every periodic evaluation
+saves ``resume.pt`` too, so a killed run loses at most ``--eval-every`` steps. ``bali train
+--resume OUT`` continues the run in OUT with its ``config.json``; only ``--steps`` and
+``--minutes`` (totals over the whole run: a 30-minute run stopped after 10 goes on for 20),
+``--eval-workers`` and ``--progress`` can change. ``progress.csv`` and ``eval.csv`` are appended
+to, never truncated. A resumed run is the same run statistically, not bit for bit: it starts a
+fresh PPO rollout, so the steps of the interrupted rollout (at most ``--envs`` x ``--n-steps``)
+count but are not learned from.
 
 Self-play snapshots are frozen NumPy copies of the policy (``agents.ppo_agent``): an opponent
 move costs a NumPy forward pass, not a torch call. ``--trainer lean`` swaps MaskablePPO for the
@@ -27,7 +39,7 @@ pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-
 [1000], eval-workers [1], seed [0], out [runs/bali], trainer [sb3], privileged-critic [off],
 lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
 gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
-torch-threads [2]. ``python -m training.throughput`` measures these defaults against the previous
+torch-threads [2], resume [none]. ``python -m training.throughput`` measures these defaults against the previous
 configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh)
 in one run; the README gives the numbers.
 """
@@ -48,12 +60,59 @@ import numpy as np
 from bali_env.files import replace_when_done, write_text
 
 
+CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
+_CHECKPOINT_FORMAT = "bali-env/train-checkpoint"
+RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
+
+
+class TrainingError(ValueError):
+    """A run that cannot start as asked (``bali train`` prints it in one line, exit 2)."""
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The training configuration from the command line (every flag checked: ``p.error`` names it)."""
+    """The training configuration from the command line (every flag checked: ``p.error`` names it).
+    With ``--resume OUT`` the configuration is OUT/config.json's, with only ``RESUMABLE`` changed."""
     p = _parser()
     args = p.parse_args(argv)
+    if args.resume is not None:
+        args = _resumed(p, args, _explicit(argv))
     _validate(p, args)
     return args
+
+
+def _explicit(argv: list[str] | None) -> set[str]:
+    """The options given on the command line (not left at their defaults)."""
+    p = _parser()
+    unset = object()
+    p.set_defaults(**dict.fromkeys(vars(defaults()), unset))
+    return {key for key, value in vars(p.parse_args(argv)).items() if value is not unset}
+
+
+def _resumed(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
+    """The configuration of the run saved in ``args.resume`` with the given ``RESUMABLE`` flags."""
+    folder: Path = args.resume
+    fixed = sorted(given - {"resume", *RESUMABLE})
+    if fixed:
+        p.error(f"--resume continues the run in {str(folder)!r} with its config.json: "
+                f"{', '.join('--' + k.replace('_', '-') for k in fixed)} cannot change "
+                "(only --steps, --minutes, --eval-workers and --progress can)")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        if not isinstance(config, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        p.error(f"--resume {str(folder)!r}: no readable config.json of a training run ({exc})")
+    if not (folder / CHECKPOINT).is_file():
+        p.error(f"--resume {str(folder)!r}: no {CHECKPOINT} in it (a run saves one at every evaluation "
+                "and when it stops)")
+    resumed = defaults()
+    for key, value in config.items():
+        if hasattr(resumed, key) and key not in ("out", "resume", *given):
+            setattr(resumed, key, value)
+    for key in given & set(RESUMABLE):
+        setattr(resumed, key, getattr(args, key))
+    resumed.out = resumed.resume = folder
+    return resumed
 
 
 def defaults() -> argparse.Namespace:
@@ -101,6 +160,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--torch-threads", type=int, default=2,
                    help="PyTorch threads (the env steps between PPO updates, so both cores go to the update)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar")
+    p.add_argument("--resume", type=Path, default=None, metavar="OUT",
+                   help=f"continue the run saved in OUT (its config.json and {CHECKPOINT}); only --steps and "
+                        "--minutes (totals over the whole run), --eval-workers and --progress can change")
     return p
 
 
@@ -155,9 +217,9 @@ def _validate(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     probe = next((q for q in (out, *out.parents) if q.exists()), None)
     if probe is None or not probe.is_dir() or not os.access(probe, os.W_OK):
         p.error(f"--out {str(args.out)!r} is not writable ({probe} is not a writable folder)")
-    if (out / "config.json").exists():
-        p.error(f"--out {str(args.out)!r} already holds a training run (config.json); its logs would be "
-                "overwritten: choose another folder or delete it")
+    if args.resume is None and (out / "config.json").exists():
+        p.error(f"--out {str(args.out)!r} already holds a training run (config.json): continue it with "
+                f"--resume {str(args.out)!r}, or choose another folder")
 
 
 def evaluate(policy_path: Path, opponent: str, args: argparse.Namespace, games: int, seed: int) -> dict[str, Any]:
@@ -222,13 +284,14 @@ class _ProgressBar:
     """A tqdm bar over the run: env steps, or minutes when ``--minutes`` ends the run first (so
     the ETA is the run's, not that of ``--steps``' 1e8)."""
 
-    def __init__(self, args: argparse.Namespace, start: float) -> None:
+    def __init__(self, args: argparse.Namespace, start: float, steps: int = 0) -> None:
         from tqdm.auto import tqdm
 
         self.by_time = args.minutes > 0
         self.start = start
         total = args.minutes * 60 if self.by_time else int(args.steps)
-        self.bar = tqdm(total=total, unit="s" if self.by_time else "step", disable=not args.progress,
+        initial = min(time.time() - start, total) if self.by_time else steps  # a resumed run goes on
+        self.bar = tqdm(total=total, initial=initial, unit="s" if self.by_time else "step", disable=not args.progress,
                         desc="training", smoothing=0.05, bar_format=None if not self.by_time else
                         "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]")
         self.last = 0.0
@@ -278,8 +341,8 @@ class _stop_on_signals:
 
 
 def _learn(model: Any, args: argparse.Namespace, on_step: Any) -> None:
-    """Run ``model.learn`` (either trainer) up to ``--steps``, calling ``on_step(env steps)`` after
-    every env step; it returns False to stop."""
+    """Run ``model.learn`` (either trainer) up to ``--steps`` in all (a resumed model goes on from
+    its step count), calling ``on_step(env steps)`` after every env step; it returns False to stop."""
     if args.trainer == "lean":
         model.learn(int(args.steps), on_step)
         return
@@ -289,7 +352,86 @@ def _learn(model: Any, args: argparse.Namespace, on_step: Any) -> None:
         def _on_step(self) -> bool:
             return on_step(self.num_timesteps)
 
-    model.learn(total_timesteps=int(args.steps), callback=Loop(), progress_bar=False)
+    model.learn(total_timesteps=int(args.steps) - model.num_timesteps, callback=Loop(), progress_bar=False,
+                reset_num_timesteps=args.resume is None)
+
+
+def save_checkpoint(path: Path, model: Any, args: argparse.Namespace, pool: Any, venv: Any,
+                    progress: dict[str, Any]) -> None:
+    """Write everything ``--resume`` needs to ``path`` (one file, moved into place when complete):
+    the model with its optimizer, the self-play pool, the games in flight, the random generators
+    (torch's, the pool's, every opponent's, the deals') and ``progress`` (counters, evaluations)."""
+    import io
+
+    import torch
+
+    if args.trainer == "lean":
+        saved_model: Any = model.checkpoint()
+    else:
+        buffer = io.BytesIO()
+        model.save(buffer)  # the zip holds the optimizer and the step count
+        saved_model = buffer.getvalue()
+    state = {"format": _CHECKPOINT_FORMAT, "version": 1, "trainer": args.trainer, "model": saved_model,
+             "pool": pool.checkpoint(), "games": venv.checkpoint(), "torch_rng": torch.get_rng_state(),
+             "progress": progress}
+    with replace_when_done(path) as tmp:
+        torch.save(state, tmp)
+
+
+def load_checkpoint(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The checkpoint ``save_checkpoint`` wrote; TrainingError saying what is wrong."""
+    import torch
+
+    try:
+        state = torch.load(path, weights_only=False)  # our own file, written by save_checkpoint
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same one-line answer
+        raise TrainingError(f"{path} is not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(state, dict) or state.get("format") != _CHECKPOINT_FORMAT or state.get("version") != 1:
+        raise TrainingError(f"{path} is not a bali-env training checkpoint (version 1)")
+    if state["trainer"] != args.trainer:
+        raise TrainingError(f"{path} was saved by --trainer {state['trainer']}, config.json says {args.trainer}")
+    return state
+
+
+def _restore(model: Any, args: argparse.Namespace, venv: Any, saved: dict[str, Any]) -> Any:
+    """The model of a resumed run over ``venv`` (whose games are put back first)."""
+    import io
+
+    import torch
+
+    venv.restore(saved["games"])
+    if args.trainer == "lean":
+        model.restore(saved["model"])
+    else:
+        from sb3_contrib import MaskablePPO
+
+        model = MaskablePPO.load(io.BytesIO(saved["model"]), env=venv, device="cpu")
+        model._last_obs = venv.venv.obs.copy()  # go on with the games in flight (no reset)
+        model._last_episode_starts = np.ones(venv.num_envs, dtype=bool)
+    torch.set_rng_state(saved["torch_rng"])
+    return model
+
+
+def make_logger(out: Path) -> Any:
+    """SB3's logger for a run in ``out``: ``progress.csv`` (appended to when it exists: a resumed
+    run keeps every earlier row) and TensorBoard event files in ``out/tb``."""
+    from stable_baselines3.common.logger import CSVOutputFormat, Logger, make_output_format
+
+    class AppendingCSV(CSVOutputFormat):
+        def __init__(self, path: Path) -> None:
+            self.keys: list[str] = []
+            self.separator, self.quotechar = ",", '"'
+            if path.is_file() and path.stat().st_size:
+                with open(path, newline="") as f:
+                    self.keys = next(csv.reader(f), [])
+                self.file = open(path, "r+")  # noqa: SIM115 - SB3 closes it
+                tail = self.file.seek(0, os.SEEK_END)
+                if tail and not path.read_bytes().endswith(b"\n"):
+                    self.file.write("\n")  # a row cut short by a kill
+            else:
+                self.file = open(path, "w+")  # noqa: SIM115
+
+    return Logger(str(out), [AppendingCSV(out / "progress.csv"), make_output_format("tensorboard", str(out / "tb"))])
 
 
 def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
@@ -312,31 +454,84 @@ def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
                        verbose=0, policy_kwargs={"net_arch": net, "activation_fn": activation}), ".zip"
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
-    """Run the training described by ``args``; returns the final evaluation."""
-    import torch
-    from stable_baselines3.common.logger import configure
+def _progress(args: argparse.Namespace, saved: dict[str, Any] | None) -> dict[str, Any]:
+    """The counters of the run: fresh, or a resumed run's (TrainingError when it has nothing left)."""
+    if saved is None:
+        return {"due": {"snapshot": args.snapshot_every, "eval": args.eval_every}, "eval_rows": [], "steps": 0,
+                "elapsed": 0.0, "loop_seconds": 0.0, "eval_seconds": 0.0, "sessions": 0, "interrupted": False}
+    progress = saved["progress"]
+    if progress["steps"] >= args.steps or (args.minutes > 0 and progress["elapsed"] >= args.minutes * 60):
+        raise TrainingError(f"the run in {str(args.out)!r} already reached its end ({progress['steps']:,} steps, "
+                            f"{progress['elapsed'] / 60:.1f} minutes): give a larger --steps or --minutes "
+                            "(totals over the whole run) to train further")
+    return progress
 
+
+def _pool(args: argparse.Namespace, saved: dict[str, Any] | None) -> Any:
+    """The opponent pool: random and greedy as weighted (self-play snapshots join during the run),
+    or a resumed run's pool as it was saved."""
     from agents import make_agent
-    from agents import tournament as _tournament  # noqa: F401  (loaded now: the evaluations use it later)
-    from agents.ppo_agent import export_policy
 
-    from .vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from .vec_env import OpponentPool
 
-    torch.set_num_threads(args.torch_threads)  # the env steps in this process too
-    out: Path = args.out
-    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    write_text(out / "config.json", json.dumps(config, indent=2))
-
+    if saved is not None:
+        return OpponentPool.from_checkpoint(saved["pool"])
     pool = OpponentPool(seed=args.seed)
     for kind in ("random", "greedy"):
         if args.weights.get(kind, 0) > 0:
             pool.add(kind, make_agent(kind, seed=args.seed + len(pool)), args.weights[kind])
+    return pool
+
+
+def evaluate_checkpoint(model: Any, args: argparse.Namespace, name: str, step: int, games: int,
+                        eval_rows: list[dict[str, Any]], start: float) -> Path:
+    """Save the model as ``checkpoints/NAME``, export its policy next to it (``.npz``), play it
+    against random and greedy, append the rows to ``eval_rows`` and rewrite ``eval.csv`` and the
+    learning curve. Returns the exported policy's path."""
+    from agents.ppo_agent import export_policy
+
+    out: Path = args.out
+    save_model(model, out / "checkpoints" / name)
+    path = export_policy(model.policy, (out / "checkpoints" / name).with_suffix(".npz"), num_players=args.players,
+                         env_steps=int(step))
+    for opp in ("random", "greedy"):
+        r = evaluate(path, opp, args, games, seed=10_000 + step % 997)
+        row = {"steps": step, "minutes": (time.time() - start) / 60, "opponent": opp, **r}
+        eval_rows.append(row)
+        model.logger.record(f"eval/win_rate_vs_{opp}", r["win_rate"])
+        print(f"[{row['minutes']:5.1f} min, {step:>9,} steps] vs {opp}: win {r['win_rate']:.1%} "
+              f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}] over {r['games']} games", flush=True)
+    write_csv(eval_rows, out / "eval.csv")
+    plot_curve(eval_rows, out / "learning_curve.png", args.players)
+    return path
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the training described by ``args`` (or continue the one in ``args.resume``); returns the
+    summary. TrainingError (nothing written) for a run that cannot start or has nothing left to do."""
+    import torch
+
+    from agents import tournament as _tournament  # noqa: F401  (loaded now: the evaluations use it later)
+    from agents.ppo_agent import export_policy
+
+    from .vec_env import BaliSB3VecEnv, make_policy_opponent
+
+    torch.set_num_threads(args.torch_threads)  # the env steps in this process too
+    out: Path = args.out
+    saved = load_checkpoint(out / CHECKPOINT, args) if args.resume is not None else None
+    progress = _progress(args, saved)
+    progress["sessions"] += 1
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    write_text(out / "config.json", json.dumps(config, indent=2))  # a resumed run: its new limits
+
+    pool = _pool(args, saved)
     venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon,
                          seed=args.seed, reward=args.reward)
     model, ext = make_model(args, venv)
-    model.set_logger(configure(str(out), ["csv", "tensorboard"]))
+    if saved:
+        model = _restore(model, args, venv, saved)
+    model.set_logger(make_logger(out))
     self_weight = args.weights.get("self", 0)
 
     def snapshot(step: int) -> None:
@@ -347,35 +542,31 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         opponent = make_policy_opponent(model.policy, seed=args.seed + step)
         pool.add(f"self@{step}", opponent, self_weight / args.pool_size)
 
-    snapshot(0)
-    eval_rows: list[dict[str, Any]] = []
-    start = time.time()
+    if not saved:
+        snapshot(0)
+    eval_rows: list[dict[str, Any]] = progress["eval_rows"]
+    due = progress["due"]
+    start = time.time() - progress["elapsed"]  # --minutes counts the whole run, earlier sessions included
+    t0 = time.time()
+    loop_before, eval_before = progress["loop_seconds"], progress["eval_seconds"]
+    eval_seconds = [0.0]  # time spent evaluating during learn() in this session
 
-    eval_seconds = [0.0]  # time spent evaluating during learn(), excluded from train_seconds
+    def checkpoint(in_loop: bool = True) -> None:
+        """Save what --resume needs (at every evaluation and when the run stops)."""
+        progress.update(steps=int(model.num_timesteps), elapsed=time.time() - start, interrupted=stop["now"],
+                        eval_seconds=eval_before + eval_seconds[0])
+        if in_loop:
+            progress["loop_seconds"] = loop_before + time.time() - t0
+        save_checkpoint(out / CHECKPOINT, model, args, pool, venv, progress)
 
     def run_eval(step: int, games: int, tag: str) -> Path:
         t_eval = time.time()
         try:
-            return _run_eval(step, games, tag)
+            return evaluate_checkpoint(model, args, f"{tag}{ext}", step, games, eval_rows, start)
         finally:
             eval_seconds[0] += time.time() - t_eval
 
-    def _run_eval(step: int, games: int, tag: str) -> Path:
-        save_model(model, out / "checkpoints" / f"{tag}{ext}")
-        path = export_policy(model.policy, out / "checkpoints" / f"{tag}.npz", num_players=args.players,
-                             env_steps=int(step))
-        for opp in ("random", "greedy"):
-            r = evaluate(path, opp, args, games, seed=10_000 + step % 997)
-            row = {"steps": step, "minutes": (time.time() - start) / 60, "opponent": opp, **r}
-            eval_rows.append(row)
-            model.logger.record(f"eval/win_rate_vs_{opp}", r["win_rate"])
-            print(f"[{row['minutes']:5.1f} min, {step:>9,} steps] vs {opp}: win {r['win_rate']:.1%} "
-                  f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}] over {r['games']} games", flush=True)
-        write_csv(eval_rows, out / "eval.csv")
-        plot_curve(eval_rows, out / "learning_curve.png", args.players)
-        return path
-
-    due = {"snapshot": args.snapshot_every, "eval": args.eval_every, "seen": 0}
+    seen = [0]  # episode returns already logged
 
     def on_step(steps: int) -> bool:
         """After every env step: snapshots, periodic evaluation, the learner's returns, the time limit."""
@@ -385,28 +576,30 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         if steps >= due["eval"]:
             run_eval(steps, args.eval_games, f"step_{steps}")
             due["eval"] += args.eval_every
-        returns = venv.episode_returns[due["seen"]:]
+            checkpoint()
+        returns = venv.episode_returns[seen[0]:]
         if returns:
             model.logger.record_mean("train/learner_return", float(np.mean(returns)))
-            due["seen"] = len(venv.episode_returns)
+            seen[0] = len(venv.episode_returns)
         bar.advance(steps)
         return not stop["now"] and not (args.minutes > 0 and time.time() - start > args.minutes * 60)
 
     stop = {"now": False}  # set by SIGTERM/SIGINT: finish the step, then save and evaluate as usual
-    bar = _ProgressBar(args, start)
-    t0 = time.time()
+    bar = _ProgressBar(args, start, int(model.num_timesteps))
     with _stop_on_signals(stop):
         _learn(model, args, on_step)
-    bar.close()
-    if stop["now"]:
-        print("bali train: interrupted: saving the model, evaluating it and writing summary.json "
-              "(interrupt again to quit at once)", file=sys.stderr, flush=True)
-    wall_seconds = time.time() - t0
-    train_seconds = wall_seconds - eval_seconds[0]
+        bar.close()
+        checkpoint()  # first of all: what --resume needs
+        if stop["now"]:
+            print(f"bali train: interrupted: saved {out / CHECKPOINT} (continue with bali train --resume "
+                  f"{out}); now evaluating the model and writing summary.json (interrupt again to quit at once)",
+                  file=sys.stderr, flush=True)
+    train_seconds = progress["loop_seconds"] - progress["eval_seconds"]
     steps = model.num_timesteps
-    final = run_eval(steps, args.final_eval_games, "final")
+    final = evaluate_checkpoint(model, args, f"final{ext}", steps, args.final_eval_games, eval_rows, start)
     save_model(model, out / f"final{ext}")
     export_policy(model.policy, out / "final.npz", num_players=args.players, env_steps=int(steps))
+    checkpoint(in_loop=False)  # with the final evaluation's rows (a resumed run keeps them in eval.csv)
     summary = {
         "env_steps": steps,
         "wall_seconds": time.time() - start,
@@ -417,6 +610,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         "policy": str(out / "final.npz"),
         "checkpoint": str(final),
         "interrupted": stop["now"],
+        "sessions": progress["sessions"],
     }
     write_text(out / "summary.json", json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
@@ -440,7 +634,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bali train: error: {', '.join(missing)} not installed; install the train extra: "
               "pip install torch==2.13.0 && pip install -e '.[train]'", file=sys.stderr)
         return 2
-    train(args)
+    try:
+        train(args)
+    except TrainingError as exc:
+        print(f"bali train: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

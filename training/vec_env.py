@@ -56,6 +56,38 @@ class OpponentPool:
     def __len__(self) -> int:
         return len(self.agents)
 
+    def checkpoint(self) -> dict[str, Any]:
+        """Everything needed to rebuild the pool (``from_checkpoint``): names, weights, every
+        generator's state, and the weights of frozen policy snapshots; agents that are not
+        snapshots are rebuilt from their name (an agent spec such as ``greedy``)."""
+        from agents.ppo_agent import PPOAgent
+
+        entries = []
+        for name, agent, weight in zip(self.names, self.agents, self.weights, strict=True):
+            snapshot = isinstance(agent, PPOAgent) and agent.path is None and agent._fixed is not None
+            entries.append({"name": name, "weight": weight, "rng": agent.rng.bit_generator.state,
+                            "policy": agent._fixed.arrays() if snapshot else None,
+                            "deterministic": bool(getattr(agent, "deterministic", False))})
+        return {"rng": self.rng.bit_generator.state, "entries": entries}
+
+    @classmethod
+    def from_checkpoint(cls, saved: dict[str, Any]) -> OpponentPool:
+        """The pool ``checkpoint()`` saved, generators included."""
+        from agents import make_agent
+        from agents.ppo_agent import ExportedPolicy, PPOAgent
+
+        pool = cls()
+        pool.rng.bit_generator.state = saved["rng"]
+        for entry in saved["entries"]:
+            if entry["policy"] is not None:
+                policy = ExportedPolicy.from_arrays(*entry["policy"], where=f"snapshot {entry['name']}")
+                agent = PPOAgent(policy=policy, deterministic=entry["deterministic"], name="self")
+            else:
+                agent = make_agent(entry["name"])
+            agent.rng.bit_generator.state = entry["rng"]
+            pool.add(entry["name"], agent, entry["weight"])
+        return pool
+
 
 class BaliSB3VecEnv(VecEnv):
     """Learner-vs-pool games on the batched Numba env, as an SB3 VecEnv (see the module docstring)."""
@@ -134,6 +166,38 @@ class BaliSB3VecEnv(VecEnv):
         dones = np.zeros(self.num_envs, dtype=bool)
         self._opponents_move(rewards, dones)
         return self.venv.obs.copy()
+
+    _SAVED = ("learner_seat", "seat_opponent", "games_started")
+    _SAVED_GAMES = ("states", "obs", "action_masks", "to_move", "_streams")
+
+    def checkpoint(self) -> dict[str, np.ndarray]:
+        """Copies of every game in flight (states, random streams, seats and opponents), for
+        ``restore``: a resumed training run continues the same games."""
+        saved = {name: getattr(self, name).copy() for name in self._SAVED}
+        saved.update({f"games.{name}": getattr(self.venv, name).copy() for name in self._SAVED_GAMES})
+        return saved
+
+    def restore(self, saved: dict[str, np.ndarray]) -> None:
+        """Put back the games ``checkpoint()`` saved (same number of games and players); the
+        states are checked (``check_states``) before any kernel sees them. Returns the learners'
+        observations via ``self.venv.obs``."""
+        from bali_env.contract import check_states
+
+        for name in self._SAVED:
+            if saved[name].shape != getattr(self, name).shape:
+                raise ValueError(f"checkpoint {name} has shape {saved[name].shape}, this env "
+                                 f"{getattr(self, name).shape} (same --envs and --players needed)")
+        states = check_states(saved["games.states"])
+        if states.shape != self.venv.states.shape:
+            raise ValueError(f"checkpoint holds {len(states)} games, this env {self.num_envs}")
+        if saved["seat_opponent"].max() >= len(self.pool):
+            raise ValueError("checkpoint seats an opponent the pool does not hold")
+        for name in self._SAVED:
+            getattr(self, name)[...] = saved[name]
+        for name in self._SAVED_GAMES:
+            getattr(self.venv, name)[...] = states if name == "states" else saved[f"games.{name}"]
+        self.venv.terminated[:] = False
+        self.venv._has_reset = True
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the learner's actions (one per game)."""
