@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from . import engine as E
-from .engine.ids import ACTION_NAMES, CATEGORY_NAMES
-from .render import describe_move, render_view
+from .engine.ids import ACTION_NAMES, CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
+from .render import describe_move, fit, options_text, render_view
 from .view import decode_observation
 
 __all__ = [
     "PlayError",
+    "TurnNarrator",
     "build_opponents",
     "describe_bot_move",
     "explain_final_scoring",
@@ -84,11 +85,87 @@ def build_opponents(num_players: int, seat: int, opponents: list[str], seed: int
 
 
 def _labels(num_players: int, seat: int, bots: dict[int, tuple[str, Any]]) -> list[str]:
-    return [f"player_{q} (you)" if q == seat else f"player_{q} ({bots[q][0]})" for q in range(num_players)]
+    """``player_K (you)`` and ``player_K (spec)``, long specs shortened (the table fits 80 columns)."""
+    def short(spec: str) -> str:
+        return spec if len(spec) <= 14 else spec[:13] + "~"
+
+    return [f"player_{q} (you)" if q == seat else f"player_{q} ({short(bots[q][0])})" for q in range(num_players)]
 
 
 # ---------------------------------------------------------------------------- display
 describe_bot_move = describe_move  #: what the human sees of a bot's move (``render.describe_move``)
+
+
+class TurnNarrator:
+    """What ``bali play`` tells the human about each move and turn, from the human's own views
+    only (before and after each move): the move (what a column take gave), a newly dealt column
+    and the oracles removed from it, and once a turn's scoring is over, the scored type and what
+    every player received (or that the deck ran out and the game ends)."""
+
+    _SCORING = ("shrine_reward", "farmer_choice")
+
+    def __init__(self, labels: list[str], seat: int) -> None:
+        self.labels, self.seat = labels, seat
+        self.scored = -1  #: the card type being scored, -1 outside a scoring
+        self.take_column = -1  #: the column of the active player's last take
+        self.receipts: np.ndarray | None = None  #: per relative seat: stones, VP, offering cards (total, by category)
+
+    def move(self, before: Any, action: int, after: Any, text: str) -> list[str]:
+        """The lines about one move (``text`` is the move as the human may see it)."""
+        mover = self.labels[(self.seat + before.to_move) % before.num_players]
+        if before.decision == "refill":
+            self.take_column = action - E.A_REFILL
+            if before.market[self.take_column]:
+                text += f": {CARD_SHORT[before.market[self.take_column][0]]}"
+        lines = [f"{mover}: {text}"]
+        if before.decision == "refill" and after.deck_size < before.deck_size:
+            col = action - E.A_REFILL
+            dealt, column = before.deck_size - after.deck_size, after.market[col]
+            removed = dealt - len(column)
+            lines.append(f"  column {col} dealt: {', '.join(CARD_SHORT[c] for c in column) or '-'}"
+                         + (f" ({removed} oracle{'s' if removed > 1 else ''} removed)" if removed else ""))
+        if after.decision == "game_over" and before.decision in ("refill", "oracle"):
+            lines.append("  the deck ran out: the game ends (no scoring this turn)")
+            return lines
+        scoring_starts = before.decision in ("refill", "oracle") and (
+            after.decision not in ("refill", "oracle") or after.active != before.active)
+        if scoring_starts or (self.receipts is not None and before.decision in self._SCORING):
+            gained = self._counts(after) - self._counts(before)
+            if before.decision == "oracle" and E.is_oracle_take(action):  # the peeked card is not a reward
+                gained[before.to_move, 2] -= 1
+                gained[before.to_move, 3:] = np.minimum(gained[before.to_move, 3:], 0)
+            if scoring_starts:
+                self.receipts = np.zeros_like(gained)
+                column = after.market[self.take_column]  # the scored type: its first card now
+                self.scored = column[0] if column else -1
+            self.receipts += gained
+        if self.receipts is not None and after.decision not in self._SCORING:
+            lines.append(self._scoring_line(after))
+            self.receipts, self.scored = None, -1
+        return lines
+
+    @staticmethod
+    def _counts(view: Any) -> np.ndarray:
+        """Stones, VP, offering cards and the offering cards known exactly by category, per seat."""
+        exact = np.where(view.offerings_min == view.offerings_max, view.offerings_min, 0)
+        return np.column_stack([view.stones, view.vp_tokens, view.offerings_total, exact]).astype(np.int64)
+
+    def _scoring_line(self, view: Any) -> str:
+        n = view.num_players
+        parts = []
+        for r in range(n):
+            stones, vp, cards = (int(x) for x in self.receipts[r, :3])
+            got = [f"+{stones} stone{'s' if stones > 1 else ''}"] if stones else []
+            got += [f"+{vp} VP"] if vp else []
+            by_category = [f"+{int(k)} {CATEGORY_NAMES[c]}" for c, k in enumerate(self.receipts[r, 3:]) if k > 0]
+            if cards and sum(int(k) for k in self.receipts[r, 3:] if k > 0) == cards:
+                got += by_category
+            elif cards:
+                got.append(f"+{cards} offering card{'s' if cards > 1 else ''}")
+            if got:
+                parts.append(f"{self.labels[(self.seat + r) % n]} {' '.join(got)}")
+        what = CARD_NAMES[self.scored] if self.scored >= 0 else "the turn"
+        return f"  scoring {what}: " + (", ".join(parts) if parts else "nobody receives anything")
 
 
 # ---------------------------------------------------------------------------- input
@@ -132,12 +209,9 @@ def parse_choice(text: str, legal: list[int]) -> int | str:
     raise ValueError(f"{text.strip()!r} is not a legal action; type a key 1..{len(legal)} or ? for help")
 
 
-def _menu(legal: list[int]) -> str:
-    return "\n".join(f"  {k}) {ACTION_NAMES[a]}  [#{a}]" for k, a in enumerate(legal, 1))
-
-
-def _ask(legal: list[int], table: str, input_fn: Callable[[str], str], print_fn: Callable[..., None]) -> int:
-    print_fn("Your options:\n" + _menu(legal))
+def _ask(legal: list[int], table: str, view: Any, input_fn: Callable[[str], str], print_fn: Callable[..., None]) -> int:
+    menu = options_text(view, legal)
+    print_fn(menu)
     while True:
         try:
             line = input_fn("your choice> ")
@@ -154,10 +228,10 @@ def _ask(legal: list[int], table: str, input_fn: Callable[[str], str], print_fn:
             continue
         if choice == "help":
             print_fn(HELP_TEXT)
-            print_fn("Your options:\n" + _menu(legal))
+            print_fn(menu)
         elif choice == "table":
             print_fn(table)
-            print_fn("Your options:\n" + _menu(legal))
+            print_fn(menu)
         elif choice == "quit":
             raise _Quit("you left the game")
         else:
@@ -233,33 +307,36 @@ def play_game(
     env.reset(seed=seed)
     human = env.possible_agents[seat]
     specs = ["human" if q == seat else bots[q][0] for q in range(num_players)]
-    print_fn(f"Bali: you are {labels[seat]}; opponents: "
-             + ", ".join(labels[q] for q in range(num_players) if q != seat)
-             + f" | seed {seed} | type ? for help")
+    print_fn(fit(f"Bali: you are {labels[seat]}; opponents: "
+                 + ", ".join(labels[q] for q in range(num_players) if q != seat)
+                 + f" | seed {seed} | type ? for help"))
+    narrator = TurnNarrator(labels, seat)
     try:
         while not all(env.terminations.values()):
             agent = env.agent_selection
             q = env.agent_name_mapping[agent]
             obs = env.observe(agent)
             legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
+            before = decode_observation(env.observe(human)["observation"])
             if q == seat:
-                table = render_view(decode_observation(obs["observation"]), seat, labels)
+                table = render_view(before, seat, labels)
                 print_fn("")
                 print_fn(table)
-                action = _ask(legal, table, input_fn, print_fn)
-                print_fn(f"{labels[seat]}: {ACTION_NAMES[action]}")
+                action = _ask(legal, table, before, input_fn, print_fn)
+                text = ACTION_NAMES[action]
             else:
-                decision = decode_observation(env.observe(human)["observation"]).decision
                 action = int(bots[q][1].act(obs["observation"], obs["action_mask"]))
-                print_fn(f"{labels[q]}: {describe_bot_move(decision, action)}")
+                text = describe_bot_move(before.decision, action)
             env.step(action)
+            after = decode_observation(env.observe(human)["observation"])
+            print_fn(fit("\n".join(narrator.move(before, action, after, text))))
     except _Quit as exc:
         print_fn(f"{exc}. Bye!")
         return env.game_record(agents=specs)
     final = render_view(decode_observation(env.observe(human)["observation"]), seat, labels)
     print_fn("")
     print_fn(final)
-    print_fn(explain_final_scoring(env.state_dict(), env.infos[human], labels))
+    print_fn(fit(explain_final_scoring(env.state_dict(), env.infos[human], labels)))
     return env.game_record(agents=specs)
 
 

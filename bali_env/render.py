@@ -9,6 +9,7 @@ It serves ``render_mode="ansi"``/``"human"`` (the public table, ``render_ansi``)
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 
 import numpy as np
 
@@ -18,8 +19,24 @@ from .engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES, DECISION_TEXT
 from .view import ObservationView, decode_observation
 
 
+WIDTH = 80  #: every line ``bali play`` and ``bali replay`` print fits in this many columns
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line longer than ``width`` wrapped, continuation lines indented."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * min(len(line) - len(line.lstrip()) + 4, 12)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return "\n".join(out)
+
+
 def _cards(row: np.ndarray) -> str:
-    parts = [f"{int(v)} {CARD_NAMES[k]}" for k, v in enumerate(row) if v]
+    """Cards by short name with counts above 1: ``2 Rice, Stone`` (farmers by their category)."""
+    parts = [(f"{int(v)} " if v > 1 else "") + CARD_SHORT[k] for k, v in enumerate(row) if v]
     return ", ".join(parts) if parts else "-"
 
 
@@ -28,25 +45,26 @@ def _offerings(view: ObservationView, r: int) -> str:
     parts = []
     for c in range(E.N_CATEGORIES):
         a, b = int(lo[c]), int(hi[c])
-        parts.append(f"{CATEGORY_NAMES[c]} {a}" if a == b else f"{CATEGORY_NAMES[c]} {a}-{b}")
-    tail = "" if np.array_equal(lo, hi) else " (at least-at most)"
-    return f"{total} cards: " + ", ".join(parts) + tail
+        if b:
+            parts.append(f"{CATEGORY_NAMES[c]} {a}" if a == b else f"{CATEGORY_NAMES[c]} {a}-{b}")
+    return f"{total}" + (": " + ", ".join(parts) if parts else "")
 
 
 def _market(view: ObservationView) -> list[str]:
-    """The four columns side by side, in take order; ``<`` marks the card a take gets."""
-    heads = [f"col {col}" + (" (demon)" if view.demon_column == col else "") for col in range(E.N_COLUMNS)]
-    lines = [("Market  " + "".join(f"{h:<15}" for h in heads)).rstrip()]
-    for j in range(E.COLUMN_SIZE):
-        cells = [(CARD_SHORT[c[j]] if j < len(c) else "") + (" <" if j == 0 and c else "") for c in view.market]
-        lines.append(("        " + "".join(f"{x:<15}" for x in cells)).rstrip())
+    """One line per column, in take order; ``<`` marks the card a take gets."""
+    lines = []
+    for col, cards in enumerate(view.market):
+        head = ("Market " if col == 0 else "       ") + f"col {col}" + (" (demon)" if view.demon_column == col else "")
+        body = ", ".join(CARD_SHORT[c] + (" <" if j == 0 else "") for j, c in enumerate(cards)) or "(empty)"
+        lines.append(f"{head}: {body}")
     return lines
 
 
 def render_view(view: ObservationView, seat: int | None, labels: list[str], final: dict | None = None) -> str:
     """The table as the player in absolute ``seat`` knows it, from their decoded observation
     ``view`` (relative seats are turned back into ``labels[absolute]``); ``seat=None`` for the
-    public table (``public_view``). ``final`` (``contract.final_result``) adds the scores."""
+    public table (``public_view``). ``final`` (``contract.final_result``) adds the scores. Lines
+    fit in ``WIDTH`` columns; a 4-player table takes about 20 lines."""
     n = view.num_players
     me = 0 if seat is None else seat
 
@@ -59,31 +77,27 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     if view.decision == "game_over":
         lines.append("--- game over ---")
     else:
-        lines.append(f"Active: {name(view.active)} | to decide: {name(view.to_move)}: {DECISION_TEXT[view.decision]}")
+        mine = seat is not None and view.to_move == 0
+        status = f"{'You' if mine else 'To decide: ' + name(view.to_move)}: {DECISION_TEXT[view.decision]}"
+        if mine and view.decision == "oracle":
+            status += f" ({view.peeks_owed} peek{'s' if view.peeks_owed > 1 else ''} left)"
+        lines.append(status)
     lines += _market(view)
     lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
-                 + f" | deck: {view.deck_size} cards")
-    known = ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c])
-    top = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(c)] if c >= 0 else '?'}"
-                    for d, c in enumerate(view.altar_top) if d < view.altar_size)
-    altar = f"Altar: {view.altar_size} cards"
+                 + f" | deck: {view.deck_size} | altar: {view.altar_size}")
     if view.altar_size:
-        altar += f" | known: {known or 'none'} | unknown: {view.altar_unknown} | top (0 = top): {top}"
-    lines.append(altar)
-    if view.decision == "oracle":
-        if seat is not None and view.to_move == 0:
-            window = ", ".join(f"depth {d}: {CATEGORY_NAMES[int(view.altar_top[d])] if view.altar_top[d] >= 0 else '?'}"
-                               for d in range(view.oracle_window))
-            lines.append(f"Oracle: you peek at the top {view.oracle_window} altar cards: {window} "
-                         f"({view.peeks_owed} peek(s) owed, this one included)")
-        else:
-            lines.append(f"Oracle: {name(view.to_move)} peeks at the top {view.oracle_window} altar cards")
-    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice"):
+        known = [f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c]]
+        top = ", ".join(CATEGORY_NAMES[int(c)] if c >= 0 else "?"
+                        for d, c in enumerate(view.altar_top) if d < view.altar_size)
+        lines.append(f"Altar: {', '.join([*known, f'{view.altar_unknown} unknown'])} | top: {top}")
+    theirs = seat is None or view.to_move != 0  # the mover's own menu says the rest
+    if view.decision == "oracle" and theirs:
+        lines.append(f"Oracle: {name(view.to_move)} peeks at the top {view.oracle_window} altar cards")
+    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice") and theirs:
         bonus = " (majority bonus)" if view.scoring_bonus else ""
         what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
         lines.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
                      f"{view.scoring_amount} {what}{bonus}")
-    lines.append("Players (hands are public):")
     over = view.decision == "game_over"
     for q in range(n):
         r = (q - me) % n
@@ -92,11 +106,58 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
         line = f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}"
         if final is not None:
             line += f" | score {final['final_scores'][q]}" + (" WINNER" if q in final["winners"] else "")
+        else:
+            line += f", hand: {_cards(view.hands[r])}"
         lines.append(line)
-        lines.append(f"     hand:      {_cards(view.hands[r])}")
-        lines.append(f"     tableau:   {_cards(view.tableaus[r])}")
-        lines.append(f"     offerings: {_offerings(view, r)}")
-    return "\n".join(lines)
+        if final is not None:
+            lines.append(f"     hand: {_cards(view.hands[r])}")
+        lines.append(f"     offerings {_offerings(view, r)}")
+        lines.append(f"     tableau: {_cards(view.tableaus[r])}")
+    return fit("\n".join(lines))
+
+
+def option_text(view: ObservationView, action: int) -> str:
+    """A legal action as the player to move sees it in a menu: its name plus what it costs or
+    gives, from their own view (prices from the engine's rules): ``take rice (4 stones)``,
+    ``take column 2: Shrine``, ``oracle: take depth 1 (rice)``..."""
+    name = E.ACTION_NAMES[action]
+    if E.A_TAKE_OFFERING <= action < E.A_TAKE_OFFERING + E.N_CATEGORIES:
+        price = int(E.offering_price.py_func(int(view.tableaus[0][E.FARMER + action - E.A_TAKE_OFFERING])))
+        return f"{name} ({_stones(price)})"
+    if action == E.A_PLAY_SHRINE:
+        return f"{name} ({_stones(E.SHRINE_COST)})"
+    if E.A_PLAY_FARMERS <= action < E.A_PLAY_FARMERS + 3 * E.N_CATEGORIES:
+        return f"{name} ({_stones(int(E.farmers_price.py_func((action - E.A_PLAY_FARMERS) % 3 + 1)))})"
+    if E.A_REFILL <= action < E.A_REFILL + E.N_COLUMNS and view.market[action - E.A_REFILL]:
+        return f"{name}: {CARD_SHORT[view.market[action - E.A_REFILL][0]]}"
+    if E.is_oracle_take(action) and view.altar_top[action - E.A_ORACLE_TAKE] >= 0:
+        return f"{name.removeprefix('oracle: ')} ({CATEGORY_NAMES[int(view.altar_top[action - E.A_ORACLE_TAKE])]})"
+    if action == E.A_ORACLE_NONE:
+        return name.removeprefix("oracle: ")
+    if view.decision == "offer_face_down":
+        return f"{name} (face down)"
+    if action in (E.A_SHRINE_STONES, E.A_SHRINE_VP):
+        return f"{name} (+{view.scoring_amount}{', majority bonus included' if view.scoring_bonus else ''})"
+    if E.A_FARMER_CHOICE <= action < E.A_FARMER_CHOICE + E.N_CATEGORIES:
+        return f"{name} (scoring {CARD_NAMES[view.scored_type]}, +{view.scoring_amount})"
+    return name
+
+
+def _stones(n: int) -> str:
+    return "free" if n == 0 else f"{n} stone" + ("s" if n > 1 else "")
+
+
+def options_text(view: ObservationView, legal: list[int], width: int = WIDTH) -> str:
+    """The numbered menu of the legal actions (``option_text``), packed into lines of ``width``."""
+    lines, line = [], "Options:"
+    for k, a in enumerate(legal, 1):
+        item = f"{k}) {option_text(view, a)}"
+        if len(line) + 3 + len(item) > width and line.strip():
+            lines.append(line)
+            line = "        "
+        line += ("   " if line.strip() not in ("", "Options:") else " ") + item
+    lines.append(line)
+    return fit("\n".join(lines), width)
 
 
 def describe_move(decision: str, action: int) -> str:

@@ -269,10 +269,10 @@ def test_render_ansi(config):
     for q in range(config[0]):
         assert f"player_{q}" in text
     assert f"player_{config[0]}" not in text
-    # the four rows under the "Market" header name exactly the 16 market cards
+    # the four market lines ("Market col 0: Stone <, Rice, ...", "       col 1: ...") name exactly the 16 cards
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Market"))
-    words = re.findall(r"[a-z]+", "\n".join(lines[start + 1 : start + 5]).lower())
+    words = re.findall(r"[a-z]+", "\n".join(line.split(": ", 1)[1] for line in lines[start : start + 4]).lower())
     prefixes = ("stone", "priest", "shrine", "rice", "pean", "bana", "chil")
     shown = Counter(next(k for k, pre in enumerate(prefixes) if w.startswith(pre)) for w in words)
     sd = e.unwrapped.state_dict()

@@ -169,7 +169,7 @@ def test_render_depends_only_on_the_observers_observation() -> None:
     text_a = P.render_view(decode_observation(obs_a), 0, labels)
     text_b = P.render_view(decode_observation(obs_b), 0, labels)
     assert text_a == text_b  # ...and neither can its display
-    assert "unknown: 1" in text_a
+    assert "1 unknown" in text_a
     # the player who offered knows which card: their display differs between the branches
     labels1 = ["player_0 (random)", "player_1 (you)"]
     own_a = P.render_view(decode_observation(a.observe("player_1")["observation"]), 1, labels1)
@@ -194,7 +194,7 @@ def test_relative_seats_use_real_names() -> None:
     view = decode_observation(env.observe("player_2")["observation"])
     text = P.render_view(view, 2, labels)
     # player_0 is active and to decide; from seat 2 that is relative seat 1
-    assert "Active: player_0 (greedy) | to decide: player_0 (greedy)" in text
+    assert "To decide: player_0 (greedy): phase 1" in text
     assert " >player_0 (greedy) [active]: stones 2" in text
     assert "player_2 (you): stones 4" in text
 
@@ -235,3 +235,87 @@ def test_final_scoring_explains_values_and_tie_breaks() -> None:
     assert "broken by stones (5, 9): winner player_1 (greedy)" in _final([1, 1], [5, 9], [8, 8], [1], "stones")
     assert "shared win for player_0 (you) and player_1 (greedy)" in _final([1, 1], [5, 5], [8, 8], [0, 1], "shared")
     assert "Winner: player_1 (greedy) with 9 points." in _final([1, 1], [5, 5], [8, 9], [1], "score")
+
+
+def _four_player_games(count: int) -> list[list[str]]:
+    """The printed lines of ``count`` scripted 4-player games (variants and seats vary)."""
+    games = []
+    for seed in range(count):
+        out = Out()
+        rng = np.random.default_rng(seed)
+        answers = [str(int(rng.integers(1, 4))) for _ in range(3000)]
+        P.play_game(4, ["greedy", "random", "mcts:sims=10"], seed=seed, seat=seed % 4, oracle=seed % 2 == 0,
+                    demon=seed % 3 == 0, input_fn=scripted(answers), print_fn=out)
+        games.append(out.text.split("\n"))
+    return games
+
+
+def test_play_fits_80_columns_and_a_24_line_screen() -> None:
+    """Every printed line fits 80 columns, and each 4-player table with its options and the
+    prompt line fits a 24-line terminal."""
+    worst = 0
+    for lines in _four_player_games(6):
+        assert max(len(line) for line in lines) <= 80
+        for start in (i for i, line in enumerate(lines) if line.startswith("=== Bali")):
+            end = next(i for i in range(start, len(lines)) if lines[i].startswith(("player_", "hint", "---")))
+            worst = max(worst, end - start + 1)  # + the prompt line, in place of the move line
+    assert 18 <= worst <= 24
+
+
+def test_options_show_their_cost_and_what_they_give() -> None:
+    """The menu prices offering cards and plays from the engine's rules and names what a take gives."""
+    from bali_env.render import option_text, options_text
+
+    env = raw_env(num_players=2)
+    env.reset(seed=5)
+    view = decode_observation(env.observe("player_0")["observation"])
+    farmers = view.tableaus[0][3:7]
+    for c in range(4):
+        price = max(0, 5 - int(farmers[c]))
+        assert option_text(view, c) == ACTION_NAMES[c] + (f" ({price} stones)" if price > 1 else
+                                                          " (1 stone)" if price == 1 else " (free)")
+    assert option_text(view, 7) == "play shrine (7 stones)"
+    assert option_text(view, 9) == "play 2 rice farmers (1 stone)" and option_text(view, 8).endswith("(free)")
+    for col in range(4):
+        assert option_text(view, 29 + col) == f"take column {col}: " + \
+            ("Stone", "Priest", "Shrine", "Rice", "Peanut", "Banana", "Chili")[view.market[col][0]]
+    menu = options_text(view, [0, 1, 2, 3, 4])
+    assert menu.startswith("Options: 1) take rice") and "5) pass" in menu and len(menu.splitlines()) == 2
+
+
+def test_turn_summaries_name_the_scored_type_and_what_everyone_received() -> None:
+    """After every turn, a line names the scored type and each player's reward, read from the
+    human's observations; the numbers add up to the changes the human can see. Newly dealt
+    columns and the end of the game are announced."""
+    seen = {"scoring": 0, "dealt": 0, "oracles": 0, "end": 0}
+    for lines in _four_player_games(4):
+        text = "\n".join(lines)
+        seen["scoring"] += text.count("  scoring ")
+        seen["dealt"] += text.count(" dealt: ")
+        seen["oracles"] += text.count("removed)")
+        seen["end"] += text.count("the deck ran out: the game ends")
+    assert seen["scoring"] > 100 and seen["dealt"] > 20 and seen["oracles"] > 0 and seen["end"] == 4
+    # exact numbers: a stonecutter scoring gives every player one stone per stonecutter
+    narrator = P.TurnNarrator(["player_0 (you)", "player_1 (greedy)"], 0)
+    env = raw_env(num_players=2)
+    env.reset(seed=1)
+    bot = make_agent("greedy", seed=0)
+    lines: list[str] = []
+    while not all(env.terminations.values()):
+        before = decode_observation(env.observe("player_0")["observation"])
+        obs = env.observe(env.agent_selection)
+        action = bot.act(obs["observation"], obs["action_mask"])
+        stones_before = [env.state_dict()["stones"][q] for q in range(2)]
+        tableaus = [env.state_dict()["tableaus"][q][0] for q in range(2)]
+        env.step(action)
+        after = decode_observation(env.observe("player_0")["observation"])
+        said = narrator.move(before, action, after, ACTION_NAMES[action])
+        line = next((x for x in said if x.startswith("  scoring stonecutter")), None)
+        if line and env.state_dict()["phase"] != "game_over":
+            gained = [env.state_dict()["stones"][q] - stones_before[q] for q in range(2)]
+            for q, label in enumerate(["player_0 (you)", "player_1 (greedy)"]):
+                if gained[q]:
+                    assert f"{label} +{gained[q]} stone" in line
+                    assert gained[q] >= tableaus[q]  # one per stonecutter (+1 majority bonus)
+            lines.append(line)
+    assert lines
