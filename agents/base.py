@@ -128,6 +128,11 @@ class Agent(ABC):
         self.seed(int(_mix(np.bitwise_xor.reduce(keys, keepdims=True))[0]) if len(keys) else 0)
         return self.act_batch(observations, action_masks)
 
+    def compile_kernels(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default
+        """Compile (or load from Numba's disk cache) the kernels ``act_batch`` runs, without
+        deciding anything. Tournament workers call it to share out a first run's compilation;
+        the default does nothing (no kernels, or compiled on first use)."""
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

@@ -65,7 +65,8 @@ _PAIR_POW = 3 ** np.arange(6)
 _PATTERN_VALUES = np.zeros((3**6, 4), dtype=np.int64)
 for _v in itertools.product(range(1, 5), repeat=4):
     _v = np.array(_v, dtype=np.int64)
-    E.altar_values(_v, _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)])
+    # the engine's rule as plain Python (importing this module loads no Numba kernel)
+    E.altar_values.py_func(_v, _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)])
 
 
 def _fast_values(counts: np.ndarray) -> np.ndarray:
@@ -203,6 +204,16 @@ class GreedyAgent(Agent):
         draw per call). ``observations``: float32 [N, OBS_DIM]; ``action_masks``: int8 or bool
         [N, N_ACTIONS]; anything else raises ValueError. A row without a legal action gets -1."""
         return self._decide(observations, action_masks, None)
+
+    def compile_kernels(self) -> None:
+        """Compile (or load) ``greedy_decide_batch`` for the argument types ``act_batch`` passes."""
+        from numba import typeof
+
+        from .greedy_kernels import PARAM_NAMES, greedy_decide_batch
+
+        args = (np.zeros((1, E.OBS_DIM), np.float32), np.zeros((1, E.N_ACTIONS), np.int8),
+                np.zeros(len(PARAM_NAMES)), np.zeros(1, np.uint64), np.zeros(1, np.int64))
+        greedy_decide_batch.compile(tuple(typeof(a) for a in args))
 
     def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
         from .greedy_kernels import PARAM_NAMES, greedy_decide_batch

@@ -36,7 +36,9 @@ Deals and seeding
 
 Running
     Each worker process plays the games ``w, w + W, w + 2W, ...`` (strided, so slow agents spread
-    evenly) on one ``BaliVectorEnv`` of up to ``batch_size`` slots: at every step the rows are
+    evenly) on one ``BaliVectorEnv`` of up to ``batch_size`` slots (fewer for a short run: at
+    least ``PROGRESS_WAVES`` waves of games, so games end, and the bar moves, from the start): at
+    every step the rows are
     grouped by the participant to move and each participant's ``act_batch`` answers its rows;
     a slot whose game ends gets the worker's next game, or idles (action -1: its game stays as
     it is) until the worker's last game ends. Workers are "spawn" processes with one Numba
@@ -71,6 +73,7 @@ import math
 import multiprocessing as mp
 import queue as queue_module
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -84,6 +87,7 @@ from .base import Agent, decision_keys, make_agent
 
 Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
 DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
+PROGRESS_WAVES = 8  #: a worker plays its games in at least this many waves (see ``play_games``)
 
 LINEUP_SCHEME = (
     "m == n: game k seats the cyclic rotation k mod n of the participants (seat s = participant (s + k) mod n); "
@@ -239,7 +243,9 @@ def play_games(
     if not games:
         return []
     agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, 0)) for p, spec in enumerate(specs)]
-    b_size = min(int(batch_size), len(games))
+    # at most batch_size games at once, and at least PROGRESS_WAVES waves of them, so the first
+    # games end (and the progress bar moves) early even in a short run
+    b_size = min(int(batch_size), -(-len(games) // PROGRESS_WAVES))
     # one thread: a tournament batch is small, and a parallel region loses badly on busy cores
     env = BaliVectorEnv(b_size, num_players=n, oracle=oracle, demon=demon, seed=seed, parallel=False)
     env.reset()
@@ -352,9 +358,26 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int) -> None:
-    """Entry point of a worker process: play, send each step's finished games through ``messages``
-    as they end (the parent journals them), then ``done``; exit if the parent dies."""
+def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: bool, worker: int,
+                  workers: int) -> None:
+    """Worker ``worker``'s share of the kernels a tournament needs: the jobs (the env's kernels,
+    then each distinct agent's ``compile_kernels``) dealt round-robin over the workers. Each job
+    compiles (or loads from Numba's disk cache) once; the other workers load it afterwards."""
+    from bali_env.vector import compile_kernels
+
+    jobs: list[str | None] = [None, *dict.fromkeys(specs)]
+    for spec in jobs[worker::workers]:
+        if spec is None:
+            compile_kernels(num_players, oracle, demon)
+        else:
+            make_agent(spec, seed=0).compile_kernels()
+
+
+def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None) -> None:
+    """Entry point of a worker process: compile its share of the kernels (``compile_share``) and
+    wait for the others' (``compiled``, a barrier), play, send each step's finished games through
+    ``messages`` as they end (the parent journals them), then ``done``; exit if the parent dies."""
+    import contextlib
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates the workers
@@ -364,6 +387,11 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int) -> None:
         import numba
 
         numba.set_num_threads(1)
+        if compiled is not None:
+            compile_share(kwargs["specs"], kwargs["num_players"], kwargs["oracle"], kwargs["demon"], worker,
+                          compiled.parties)
+            with contextlib.suppress(threading.BrokenBarrierError):  # a slow share: the rest compiles on use
+                compiled.wait(timeout=900)
         play_games(on_finished=lambda recs: messages.put(("games", worker, recs)), **kwargs)
         messages.put(("done", worker, None))
     except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
@@ -380,10 +408,11 @@ def _play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games:
 
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
+    compiled = ctx.Barrier(workers)  # every worker compiles its share of the kernels, then plays
     procs = []
     for w in range(workers):
         kwargs = dict(job, games=todo[w::workers], worker=w)
-        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid()),
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled),
                                  name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
     try:
@@ -715,6 +744,14 @@ class TournamentResult:
         return paths
 
 
+def _load_pyplot() -> None:
+    """Import matplotlib's pyplot (Agg backend) for ``plot_ratings``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+
+
 def plot_ratings(result: TournamentResult, path: str | Path) -> None:
     """Draw the win rates (with 95% intervals) and the OpenSkill ratings per participant."""
     import matplotlib
@@ -787,7 +824,7 @@ def _check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: A
 
 
 def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
-                  journal: Any, progress: bool) -> None:
+                  journal: Any, progress: bool, plot: bool = False) -> None:
     """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
     each record to ``done`` and to the journal as it finishes, with a progress bar."""
     from tqdm.auto import tqdm
@@ -795,9 +832,11 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     todo = [k for k in range(total) if k not in done]
     if not todo:
         return
-    # On 2 cores, compiling in the workers at once (each its own copy) ends sooner than compiling
-    # once here first (measured: 56-64 s against about 35 s from empty caches), so in-process
-    # runs compile here and worker runs in the workers; either way a line says so meanwhile.
+    # On 2 cores, compiling in the workers ends sooner than compiling once here first: each
+    # worker compiles its share of the kernels (``compile_share``) and loads the others' from the
+    # disk cache (measured from empty caches, 20 games greedy vs random: about 30 s, against 38 s
+    # with every worker compiling everything and 56-64 s compiling here first). In-process runs
+    # compile here. Either way a line says so meanwhile.
     spinner = _Spinner(progress)
     if min(workers, len(todo)) == 1:
         try:
@@ -820,6 +859,8 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
             if min(workers, len(todo)) == 1:
                 play_games(games=todo, worker=0, on_finished=on_games, **job)
             else:
+                if plot:  # load the chart's library while the workers play
+                    threading.Thread(target=_load_pyplot, daemon=True).start()
                 _play_parallel(job, min(workers, len(todo)), todo, on_games, on_first=spinner.stop)
         finally:
             spinner.stop()
@@ -878,7 +919,7 @@ def run_tournament(
            "batch_size": int(batch_size), "keep_actions": bool(save_records)}
     journal, done = _start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
     try:
-        _play_missing(job, workers, total, done, journal, progress)
+        _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None)
     except KeyboardInterrupt:
         raise TournamentInterrupted(len(done), total, None if out_dir is None else Path(out_dir) / JOURNAL) from None
     except RuntimeError as exc:

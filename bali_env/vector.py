@@ -113,8 +113,13 @@ class BaliVectorEnv:
             self._streams = _streams(seed, self.num_envs)
         self._options = options_arrays
         deck, starters, altar = self._options
-        C.batch_reset(self.states, self._streams, self.num_players, self.oracle, self.demon, deck, starters, altar,
-                      self.obs, self.action_masks, self.to_move)
+        if self.parallel:
+            C.batch_reset(self.states, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+                          altar, self.obs, self.action_masks, self.to_move)
+        else:  # the one-game kernel, already needed by reset_game: no parallel kernel to compile
+            for i in range(self.num_envs):
+                C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck,
+                                  starters, altar, self.obs, self.action_masks, self.to_move)
         self.rewards[:] = 0.0
         self.terminated[:] = False
         self._has_reset = True
@@ -196,6 +201,23 @@ class BaliVectorEnv:
         from .contract import state_dict
 
         return state_dict(self.states[i])
+
+
+def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = False) -> None:
+    """Compile (or load from Numba's disk cache) the kernels of a one-thread ``BaliVectorEnv``
+    (deal one game, step) for the argument types it passes, without playing: tournament workers
+    share out a first run's compilation with it."""
+    from numba import typeof
+
+    env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+    deck, starters, altar = env._options
+    reset = (env.states, 0, env._streams, env.num_players, env.oracle, env.demon, deck, starters, altar, env.obs,
+             env.action_masks, env.to_move)
+    step = (env.states, np.zeros(1, np.int64), env._streams, env.num_players, env.oracle, env.demon, deck, starters,
+            altar, False, env.obs, env.action_masks, env.to_move, env.rewards, env.terminated, env.final_scores,
+            env.winner_masks)
+    C.batch_reset_one.compile(tuple(typeof(a) for a in reset))
+    C.batch_step_serial.compile(tuple(typeof(a) for a in step))
 
 
 def rollout(

@@ -2,8 +2,9 @@
 
 ``python -m benchmarks.run`` (or ``bali bench``) measures:
 
-1. start-up: the time from ``import bali_env`` to the first step, cold (empty Numba cache) and
-   cached, each in a fresh subprocess;
+1. start-up: the time from ``import bali_env`` to the first step, and of a whole first
+   tournament (``bali tournament --agents greedy random --players 2 --games 20 --workers 2``),
+   cold (empty Numba cache) and cached, each in a fresh subprocess;
 2. the AEC env (``bali_env.env``) with random masked actions, 4 players, through PettingZoo's
    ``agent_iter``/``last``/``step`` loop;
 3. anchors measured with the very same loop: PettingZoo classic ``connect_four_v3`` and
@@ -70,8 +71,14 @@ _STARTUP = (
 )
 
 
+FIRST_TOURNAMENT = ["tournament", "--agents", "greedy", "random", "--players", "2", "--games", "20", "--seed", "0",
+                    "--workers", "2", "--no-progress"]  #: the first-run measurement (bali ... --out TMP)
+
+
 def bench_startup() -> dict[str, float]:
-    """Seconds from ``import bali_env`` to the first step: cold (empty Numba cache), then cached."""
+    """Seconds from ``import bali_env`` to the first step, and of a whole first tournament
+    (``bali`` + ``FIRST_TOURNAMENT``: 20 games greedy vs random, 2 workers, results written),
+    each cold (empty Numba cache) then cached, in fresh subprocesses."""
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -80,6 +87,13 @@ def bench_startup() -> dict[str, float]:
             imp, first = (float(x) for x in res.stdout.split())
             out[f"import_{label}_s"] = imp
             out[f"first_step_{label}_s"] = first
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as results:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold", "cached"):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "bali_env.cli", *FIRST_TOURNAMENT, "--out", f"{results}/{label}"],
+                           env=env, capture_output=True, text=True, check=True)
+            out[f"tournament_{label}_s"] = time.perf_counter() - t0
     return out
 
 
@@ -298,6 +312,9 @@ def _table(results: dict[str, Any]) -> str:
             f"cached {st['first_step_cached_s']:.2f} s "
             f"(import alone: {st['import_cold_s']:.2f} / {st['import_cached_s']:.2f} s)"
         )
+        if "tournament_cold_s" in st:
+            lines.append(f"first tournament (20 games greedy vs random, 2 workers, files written): "
+                         f"cold {st['tournament_cold_s']:.1f} s, cached {st['tournament_cached_s']:.1f} s")
     return "\n".join(lines)
 
 

@@ -448,3 +448,21 @@ def test_fault_then_resume_matches_an_uninterrupted_run(tmp_path, fault):
     sp.run([*cmd, "--out", str(tmp_path / "cut"), "--resume"], cwd=root, check=True, capture_output=True)
     sp.run([*cmd, "--out", str(tmp_path / "whole")], cwd=root, check=True, capture_output=True)
     assert _stats(tmp_path / "cut") == _stats(tmp_path / "whole")
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
+    """compile_share compiles, by argument types, exactly the overloads play_games then calls: no
+    game step compiles a new signature (else the workers' shared-out first compile is wasted),
+    and every job is given to exactly one worker."""
+    from agents.greedy_kernels import greedy_decide_batch
+    from agents.tournament import compile_share, play_games
+    from bali_env import engine as C
+
+    kernels = (C.batch_reset_one, C.batch_step_serial, greedy_decide_batch)
+    for w in range(2):
+        compile_share(["greedy", "random", "greedy"], num_players, True, num_players == 4, w, 2)
+    compiled = [set(k.signatures) for k in kernels]
+    play_games(["greedy", "random"] * (num_players // 2), range(4), num_players=num_players, seed=3, oracle=True,
+               demon=num_players == 4)
+    assert [set(k.signatures) for k in kernels] == compiled
