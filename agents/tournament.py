@@ -823,8 +823,25 @@ def _check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: A
         check_out_dir(Path(out_dir))
 
 
+BACKENDS = ("local", "ray")  #: where a tournament's games are played
+
+
+def _check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
+    """The backend settings, checked before any game (TournamentError saying what is wrong)."""
+    if backend not in BACKENDS:
+        raise TournamentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend != "ray" and (ray_address is not None or chunk_size is not None):
+        raise TournamentError("ray_address and chunk_size need backend='ray'")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+        raise TournamentError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    if backend == "ray":
+        from .ray_backend import check_ray
+
+        check_ray(ray_address)
+
+
 def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
-                  journal: Any, progress: bool, plot: bool = False) -> None:
+                  journal: Any, progress: bool, plot: bool = False, ray: dict[str, Any] | None = None) -> None:
     """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
     each record to ``done`` and to the journal as it finishes, with a progress bar."""
     from tqdm.auto import tqdm
@@ -838,7 +855,7 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     # with every worker compiling everything and 56-64 s compiling here first). In-process runs
     # compile here. Either way a line says so meanwhile.
     spinner = _Spinner(progress)
-    if min(workers, len(todo)) == 1:
+    if min(workers, len(todo)) == 1 and ray is None:
         try:
             warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"])
         finally:
@@ -856,7 +873,11 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
             bar.update(len(recs))
 
         try:
-            if min(workers, len(todo)) == 1:
+            if ray is not None:
+                from .ray_backend import play_on_ray
+
+                play_on_ray(job, todo, on_games, ray["address"], workers, ray["chunk_size"], on_first=spinner.stop)
+            elif min(workers, len(todo)) == 1:
                 play_games(games=todo, worker=0, on_finished=on_games, **job)
             else:
                 if plot:  # load the chart's library while the workers play
@@ -879,6 +900,9 @@ def run_tournament(
     batch_size: int = DEFAULT_BATCH_SIZE,
     save_records: bool = False,
     resume: bool = False,
+    backend: str = "local",
+    ray_address: str | None = None,
+    chunk_size: int | None = None,
 ) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
     docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
@@ -891,9 +915,14 @@ def run_tournament(
     ``resume=True`` reads that journal and plays only the games it lacks (the results are those
     of an uninterrupted run); otherwise an earlier run's files in ``out_dir`` are replaced (said
     on stderr). SIGINT/SIGTERM stop the workers and raise ``TournamentInterrupted`` (a
-    KeyboardInterrupt) with the journal kept."""
+    KeyboardInterrupt) with the journal kept.
+
+    ``backend="ray"`` plays chunks of ``chunk_size`` games as Ray tasks on a local Ray instance of
+    ``workers`` CPUs, or on the cluster at ``ray_address`` (``agents.ray_backend``); the results
+    are the same as with local worker processes."""
     start = time.perf_counter()
     specs = [str(s) for s in agents]
+    _check_backend(backend, ray_address, chunk_size)
     _check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume)
     n, seed = int(num_players), int(seed)
     total = rounded_games(games, len(specs), n)
@@ -910,6 +939,7 @@ def run_tournament(
         "game_seeds": f"game k is dealt from seed {seed} + k",
         "workers": workers,
         "batch_size": int(batch_size),
+        "backend": backend,
         "oracle": bool(oracle),
         "demon": bool(demon),
         "save_records": bool(save_records),
@@ -919,7 +949,8 @@ def run_tournament(
            "batch_size": int(batch_size), "keep_actions": bool(save_records)}
     journal, done = _start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
     try:
-        _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None)
+        _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None,
+                      ray={"address": ray_address, "chunk_size": chunk_size} if backend == "ray" else None)
     except KeyboardInterrupt:
         raise TournamentInterrupted(len(done), total, None if out_dir is None else Path(out_dir) / JOURNAL) from None
     except RuntimeError as exc:

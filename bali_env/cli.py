@@ -82,6 +82,13 @@ def _tournament(argv: list[str]) -> int:
                         help="continue the interrupted run in --out: play only the games its journal lacks")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="local: worker processes on this machine (default); ray: chunks of games as Ray tasks "
+                             "(a local Ray instance of --workers CPUs, or the cluster at --ray-address)")
+    parser.add_argument("--ray-address", default=None, metavar="HOST:PORT",
+                        help="with --backend ray: join this Ray cluster (or 'auto') instead of starting one")
+    parser.add_argument("--chunk-size", type=int, default=None, metavar="K",
+                        help="with --backend ray: games per Ray task (default: about 8 chunks per CPU)")
     args = parser.parse_args(argv)
     if args.resume and args.out is None:
         parser.error("--resume needs --out, the folder of the run to continue")
@@ -92,7 +99,8 @@ def _tournament(argv: list[str]) -> int:
         result = run_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
                                 workers=args.workers, oracle=args.oracle, demon=args.demon, out_dir=args.out,
                                 progress=not args.no_progress, batch_size=args.batch_size,
-                                save_records=args.save_records, resume=args.resume)
+                                save_records=args.save_records, resume=args.resume, backend=args.backend,
+                                ray_address=args.ray_address, chunk_size=args.chunk_size)
     except TournamentError as exc:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
