@@ -466,3 +466,15 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
     play_games(["greedy", "random"] * (num_players // 2), range(4), num_players=num_players, seed=3, oracle=True,
                demon=num_players == 4)
     assert [set(k.signatures) for k in kernels] == compiled
+
+
+def test_the_example_bot_follows_the_guide_and_beats_random():
+    """examples/my_bot.py (docs/bots.md's worked example) plays from its file spec in 2 worker
+    processes, with a setting, and beats random."""
+    from pathlib import Path
+
+    bot = Path(__file__).resolve().parent.parent / "examples" / "my_bot.py"
+    result = run_tournament([f"{bot}:PriestFirst:take_offerings=1", "random"], num_players=2, games=40, seed=0,
+                            workers=2, progress=False)
+    mine = result.participants[0]
+    assert mine["games"] == 40 and mine["win_rate"] > 0.5
