@@ -42,7 +42,9 @@ Running
     grouped by the participant to move and each participant's ``act_batch`` answers its rows;
     a slot whose game ends gets the worker's next game, or idles (action -1: its game stays as
     it is) until the worker's last game ends. Workers are "spawn" processes with one Numba
-    thread each; ``workers=1`` plays in the calling process. The batched env always steps on one
+    thread each; ``workers=1`` plays in the calling process, and so does a short run (at most
+    ``QUICK_GAMES`` games) of batched agents whose kernels are already compiled, since starting
+    workers would take longer than the games. The batched env always steps on one
     thread (``parallel=False``): the parallel kernel gains little on a tournament-sized batch and
     loses badly when the cores are busy.
 
@@ -824,6 +826,17 @@ def _check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: A
 
 
 BACKENDS = ("local", "ray")  #: where a tournament's games are played
+QUICK_GAMES = 64  #: at most this many games of batched agents, kernels cached: play in-process
+
+
+def _quick_in_process(job: dict[str, Any], games: int) -> bool:
+    """A short run of batched (fast) agents whose kernels are already compiled: starting worker
+    processes (about 2 s on 2 cores) would cost more than the games, so they play here."""
+    if games > QUICK_GAMES or not all(make_agent(s, seed=0).batched for s in dict.fromkeys(job["specs"])):
+        return False
+    from bali_env.vector import kernels_cached
+
+    return kernels_cached(job["num_players"], job["oracle"], job["demon"])
 
 
 def _check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
@@ -855,7 +868,8 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     # with every worker compiling everything and 56-64 s compiling here first). In-process runs
     # compile here. Either way a line says so meanwhile.
     spinner = _Spinner(progress)
-    if min(workers, len(todo)) == 1 and ray is None:
+    if ray is None and (min(workers, len(todo)) == 1 or _quick_in_process(job, len(todo))):
+        workers = 1
         try:
             warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"])
         finally:

@@ -203,12 +203,8 @@ class BaliVectorEnv:
         return state_dict(self.states[i])
 
 
-def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = False) -> None:
-    """Compile (or load from Numba's disk cache) the kernels of a one-thread ``BaliVectorEnv``
-    (deal one game, step) for the argument types it passes, without playing: tournament workers
-    share out a first run's compilation with it."""
-    from numba import typeof
-
+def _kernel_calls(num_players: int, oracle: bool, demon: bool) -> list[tuple[Any, tuple[Any, ...]]]:
+    """The kernels of a one-thread ``BaliVectorEnv`` with arguments of the types it passes."""
     env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
     deck, starters, altar = env._options
     reset = (env.states, 0, env._streams, env.num_players, env.oracle, env.demon, deck, starters, altar, env.obs,
@@ -216,8 +212,35 @@ def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = Fa
     step = (env.states, np.zeros(1, np.int64), env._streams, env.num_players, env.oracle, env.demon, deck, starters,
             altar, False, env.obs, env.action_masks, env.to_move, env.rewards, env.terminated, env.final_scores,
             env.winner_masks)
-    C.batch_reset_one.compile(tuple(typeof(a) for a in reset))
-    C.batch_step_serial.compile(tuple(typeof(a) for a in step))
+    return [(C.batch_reset_one, reset), (C.batch_step_serial, step)]
+
+
+def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = False) -> None:
+    """Compile (or load from Numba's disk cache) the kernels of a one-thread ``BaliVectorEnv``
+    (deal one game, step) for the argument types it passes, without playing: tournament workers
+    share out a first run's compilation with it."""
+    from numba import typeof
+
+    for kernel, args in _kernel_calls(num_players, oracle, demon):
+        kernel.compile(tuple(typeof(a) for a in args))
+
+
+def kernels_cached(num_players: int = 2, oracle: bool = False, demon: bool = False) -> bool:
+    """Whether this process or Numba's disk cache already holds what ``compile_kernels`` would
+    compile: a look at the cache index (milliseconds, nothing loaded); False when unsure."""
+    from numba import typeof
+
+    try:
+        for kernel, args in _kernel_calls(num_players, oracle, demon):
+            sig = tuple(typeof(a) for a in args)
+            if sig in kernel.overloads:
+                continue
+            cache = kernel._cache  # Numba internals: any change makes this answer False (then workers compile)
+            if cache._index_key(sig, kernel.targetctx.codegen()) not in cache._cache_file._load_index():
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - a cache layout this code does not know: assume nothing is cached
+        return False
 
 
 def rollout(

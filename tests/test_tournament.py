@@ -478,3 +478,40 @@ def test_the_example_bot_follows_the_guide_and_beats_random():
                             workers=2, progress=False)
     mine = result.participants[0]
     assert mine["games"] == 40 and mine["win_rate"] > 0.5
+
+
+def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(monkeypatch):
+    """At most QUICK_GAMES games of batched agents with their kernels compiled play in this
+    process (starting workers would take longer than the games); slow agents and long runs
+    still go to the workers."""
+    import agents.tournament as T
+    from bali_env import vector
+
+    vector.compile_kernels(2, False, False)
+    assert vector.kernels_cached(2, False, False)
+
+    def no_workers(*args, **kwargs):
+        raise RuntimeError("workers were started")
+
+    monkeypatch.setattr(T, "_play_parallel", no_workers)
+    result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2, progress=False)
+    assert result.participants[0]["games"] == 8
+    for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], T.QUICK_GAMES + 2)):
+        with pytest.raises(T.TournamentFailed, match="workers were started"):
+            run_tournament(agents, num_players=2, games=games, seed=0, workers=2, progress=False)
+
+
+@pytest.mark.slow
+def test_kernels_cached_reads_the_disk_cache(tmp_path):
+    """kernels_cached is False in a fresh process with an empty cache and True once another
+    process compiled the kernels into that cache (nothing loaded to answer)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "from bali_env import vector; print(vector.kernels_cached(3, True, False))"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    run = [sys.executable, "-c"]
+    assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "False"
+    subprocess.run([*run, "from bali_env import vector; vector.compile_kernels(3, True, False)"], env=env, check=True)
+    assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "True"
