@@ -867,6 +867,8 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     # disk cache (measured from empty caches, 20 games greedy vs random: about 30 s, against 38 s
     # with every worker compiling everything and 56-64 s compiling here first). In-process runs
     # compile here. Either way a line says so meanwhile.
+    if plot:  # load the chart's library meanwhile
+        threading.Thread(target=_load_pyplot, daemon=True).start()
     spinner = _Spinner(progress)
     if ray is None and (min(workers, len(todo)) == 1 or _quick_in_process(job, len(todo))):
         workers = 1
@@ -894,8 +896,6 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
             elif min(workers, len(todo)) == 1:
                 play_games(games=todo, worker=0, on_finished=on_games, **job)
             else:
-                if plot:  # load the chart's library while the workers play
-                    threading.Thread(target=_load_pyplot, daemon=True).start()
                 _play_parallel(job, min(workers, len(todo)), todo, on_games, on_first=spinner.stop)
         finally:
             spinner.stop()
