@@ -558,3 +558,25 @@ def test_throughput_flags_are_validated(flags, capsys):
         main(flags)
     assert exc.value.code == 2
     assert flags[0] in capsys.readouterr().err
+
+
+def test_resume_refuses_a_folder_without_a_usable_checkpoint(tmp_path, capsys):
+    """--resume needs config.json and a readable resume.pt; each problem is one line, exit 2,
+    before anything is written."""
+    pytest.importorskip("torch")
+    from training.train import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out)])
+    assert "no readable config.json" in capsys.readouterr().err
+    (out / "config.json").write_text(json.dumps({"players": 2, "steps": 1e6, "trainer": "sb3"}))
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out)])
+    assert "no resume.pt" in capsys.readouterr().err
+    (out / "resume.pt").write_bytes(b"not a checkpoint")
+    assert main(["--resume", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a readable training checkpoint" in err[0]
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "resume.pt"]
