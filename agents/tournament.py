@@ -692,7 +692,7 @@ class TournamentResult:
         variant = "+".join(v for v in ("oracle", "demon") if c[v]) or "base game"
         lines = [
             f"Bali tournament: {len(self.participants)} participants, {n} players, {c['games']} games, "
-            f"seed {c['seed']}, {variant}, {c['workers']} worker(s)"
+            f"seed {c['seed']}, {variant}, {c.get('played', str(c['workers']) + ' worker(s)')}"
             + (f", {self.wall_time:.1f} s" if self.wall_time else ""),
         ]
         if c["games"] != c["games_requested"]:
@@ -854,14 +854,15 @@ def _check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
 
 
 def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
-                  journal: Any, progress: bool, plot: bool = False, ray: dict[str, Any] | None = None) -> None:
+                  journal: Any, progress: bool, plot: bool = False, ray: dict[str, Any] | None = None) -> str:
     """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
-    each record to ``done`` and to the journal as it finishes, with a progress bar."""
+    each record to ``done`` and to the journal as it finishes, with a progress bar. Returns
+    where they were played (``"ray"``, ``"N worker processes"`` or ``"in-process"``)."""
     from tqdm.auto import tqdm
 
     todo = [k for k in range(total) if k not in done]
     if not todo:
-        return
+        return "nothing left to play"
     # On 2 cores, compiling in the workers ends sooner than compiling once here first: each
     # worker compiles its share of the kernels (``compile_share``) and loads the others' from the
     # disk cache (measured from empty caches, 20 games greedy vs random: about 30 s, against 38 s
@@ -893,10 +894,12 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
                 from .ray_backend import play_on_ray
 
                 play_on_ray(job, todo, on_games, ray["address"], workers, ray["chunk_size"], on_first=spinner.stop)
-            elif min(workers, len(todo)) == 1:
+                return "ray"
+            if min(workers, len(todo)) == 1:
                 play_games(games=todo, worker=0, on_finished=on_games, **job)
-            else:
-                _play_parallel(job, min(workers, len(todo)), todo, on_games, on_first=spinner.stop)
+                return "in-process"
+            _play_parallel(job, min(workers, len(todo)), todo, on_games, on_first=spinner.stop)
+            return f"{min(workers, len(todo))} worker processes"
         finally:
             spinner.stop()
 
@@ -963,8 +966,9 @@ def run_tournament(
            "batch_size": int(batch_size), "keep_actions": bool(save_records)}
     journal, done = _start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
     try:
-        _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None,
-                      ray={"address": ray_address, "chunk_size": chunk_size} if backend == "ray" else None)
+        ray = {"address": ray_address, "chunk_size": chunk_size} if backend == "ray" else None
+        config["played"] = _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None,
+                                         ray=ray)
     except KeyboardInterrupt:
         raise TournamentInterrupted(len(done), total, None if out_dir is None else Path(out_dir) / JOURNAL) from None
     except RuntimeError as exc:

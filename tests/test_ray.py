@@ -44,6 +44,7 @@ def test_results_are_identical_across_backends_workers_and_chunks(local_ray, tmp
         "ray chunk 7": run_tournament(backend="ray", chunk_size=7, **setup),
     }
     first = runs["local w1"]
+    assert [r.config["played"] for r in runs.values()] == ["in-process", "2 worker processes", "ray", "ray"]
     for name, result in runs.items():
         assert _stats(result) == _stats(first), name
         assert result.games == first.games, name

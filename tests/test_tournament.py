@@ -496,6 +496,7 @@ def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(monkeypatch):
     monkeypatch.setattr(T, "_play_parallel", no_workers)
     result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2, progress=False)
     assert result.participants[0]["games"] == 8
+    assert result.config["played"] == "in-process" and ", in-process, " in result.table().splitlines()[0]
     for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], T.QUICK_GAMES + 2)):
         with pytest.raises(T.TournamentFailed, match="workers were started"):
             run_tournament(agents, num_players=2, games=games, seed=0, workers=2, progress=False)
