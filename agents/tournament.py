@@ -306,8 +306,6 @@ class _Spinner:
     shown only when the wait lasts more than half a second; ``stop()`` clears it."""
 
     def __init__(self, enabled: bool = True) -> None:
-        import threading
-
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True) if enabled else None
         if self._thread is not None:
@@ -315,6 +313,10 @@ class _Spinner:
 
     def _spin(self) -> None:
         if self._done.wait(0.5):
+            return
+        if not sys.stderr.isatty():  # a log file or a pipe: the line once, no animation
+            sys.stderr.write("compiling the game kernels (first run only; cached afterwards)\n")
+            sys.stderr.flush()
             return
         frames, k = "|/-\\", 0
         while not self._done.wait(0.1):

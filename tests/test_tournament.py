@@ -516,3 +516,16 @@ def test_kernels_cached_reads_the_disk_cache(tmp_path):
     assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "False"
     subprocess.run([*run, "from bali_env import vector; vector.compile_kernels(3, True, False)"], env=env, check=True)
     assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "True"
+
+
+def test_the_compile_notice_is_one_line_when_stderr_is_not_a_terminal(capsys):
+    """Piped or logged, the "compiling" notice is printed once, not animated frame by frame."""
+    import time
+
+    from agents.tournament import _Spinner
+
+    spinner = _Spinner(True)
+    time.sleep(1.0)
+    spinner.stop()
+    err = capsys.readouterr().err
+    assert err == "compiling the game kernels (first run only; cached afterwards)\n"
