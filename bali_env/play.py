@@ -119,7 +119,7 @@ class TurnNarrator:
                 text += f": {CARD_SHORT[before.market[self.take_column][0]]}"
         lines = [f"{mover}: {text}"]
         if before.decision == "refill" and after.deck_size < before.deck_size:
-            col = action - E.A_REFILL
+            col = self.take_column
             dealt, column = before.deck_size - after.deck_size, after.market[col]
             removed = dealt - len(column)
             lines.append(f"  column {col} dealt: {', '.join(CARD_SHORT[c] for c in column) or '-'}"
