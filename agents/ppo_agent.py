@@ -54,7 +54,14 @@ def export_policy(policy: Any, path: str | Path, **meta: Any) -> Path:
     """Write the actor of an SB3 (Maskable)ActorCriticPolicy with an MLP extractor as a ``.npz``
     (written to a temporary file, then moved into place); ``meta`` (e.g. ``num_players``) is
     stored too. Returns the path."""
-    weights, info = policy_arrays(policy, **meta)
+    return write_policy(*policy_arrays(policy, **meta), path)
+
+
+def write_policy(weights: list[tuple[np.ndarray, np.ndarray]], info: dict[str, Any], path: str | Path) -> Path:
+    """Write ``(weight [out, in], bias)`` pairs and export metadata (``policy_arrays``' result, or
+    another trainer's) as a policy ``.npz``, checked first like a loaded file (ValueError), written
+    to a temporary file and moved into place. Returns the path."""
+    ExportedPolicy.from_arrays(weights, info, where="the policy to export")
     arrays: dict[str, np.ndarray] = {}
     for i, (w, b) in enumerate(weights):
         arrays[f"w{i}"], arrays[f"b{i}"] = w, b

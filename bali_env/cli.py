@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = {
         "tournament": "seat-rotated tournament between agents (win rates, ratings)",
         "replay": "step through a saved game record (forward/back, optionally one player's view)",
-        "train": "train an agent with MaskablePPO and self-play (needs the train extra)",
+        "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
         "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
         "demo": "play seeded random games",
         "play": "play a game in the terminal against bots",

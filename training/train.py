@@ -36,7 +36,8 @@ afterwards.
 Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
 pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
-[1000], eval-workers [1], seed [0], out [runs/bali], trainer [sb3], privileged-critic [off],
+[1000], eval-workers [1], seed [0], out [runs/bali], framework [sb3; rllib: ``training.rllib``
+with its own flags], trainer [sb3], privileged-critic [off],
 lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
 gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
 torch-threads [2], resume [none]. ``python -m training.throughput`` measures these defaults against the previous
@@ -63,6 +64,7 @@ from bali_env.files import replace_when_done, write_text
 CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
 _CHECKPOINT_FORMAT = "bali-env/train-checkpoint"
 RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
+FRAMEWORKS = ("sb3", "rllib")  #: ``--framework``: this module, or ``training.rllib``
 
 
 class TrainingError(ValueError):
@@ -82,34 +84,45 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def _explicit(argv: list[str] | None) -> set[str]:
     """The options given on the command line (not left at their defaults)."""
-    p = _parser()
+    return _explicit_in(_parser(), defaults(), argv)
+
+
+def _explicit_in(p: argparse.ArgumentParser, default: argparse.Namespace, argv: list[str] | None) -> set[str]:
+    """The options of parser ``p`` given in ``argv`` (not left at ``default``'s values)."""
     unset = object()
-    p.set_defaults(**dict.fromkeys(vars(defaults()), unset))
+    p.set_defaults(**dict.fromkeys(vars(default), unset))
     return {key for key, value in vars(p.parse_args(argv)).items() if value is not unset}
 
 
 def _resumed(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
     """The configuration of the run saved in ``args.resume`` with the given ``RESUMABLE`` flags."""
+    return _resumed_from(p, args, given, defaults(), RESUMABLE, CHECKPOINT)
+
+
+def _resumed_from(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str], default: argparse.Namespace,
+                  resumable: tuple[str, ...], checkpoint: str) -> argparse.Namespace:
+    """``default`` updated with the config.json of the run in ``args.resume`` and the given
+    ``resumable`` flags; ``p.error`` for another flag, a missing config or a missing ``checkpoint``."""
     folder: Path = args.resume
-    fixed = sorted(given - {"resume", *RESUMABLE})
+    fixed = sorted(given - {"resume", *resumable})
     if fixed:
         p.error(f"--resume continues the run in {str(folder)!r} with its config.json: "
                 f"{', '.join('--' + k.replace('_', '-') for k in fixed)} cannot change "
-                "(only --steps, --minutes, --eval-workers and --progress can)")
+                f"(only {', '.join('--' + k.replace('_', '-') for k in resumable)} can)")
     try:
         config = json.loads((folder / "config.json").read_text())
         if not isinstance(config, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as exc:
         p.error(f"--resume {str(folder)!r}: no readable config.json of a training run ({exc})")
-    if not (folder / CHECKPOINT).is_file():
-        p.error(f"--resume {str(folder)!r}: no {CHECKPOINT} in it (a run saves one at every evaluation "
+    if not (folder / checkpoint).exists():
+        p.error(f"--resume {str(folder)!r}: no {checkpoint} in it (a run saves one at every evaluation "
                 "and when it stops)")
-    resumed = defaults()
+    resumed = default
     for key, value in config.items():
         if hasattr(resumed, key) and key not in ("out", "resume", *given):
             setattr(resumed, key, value)
-    for key in given & set(RESUMABLE):
+    for key in given & set(resumable):
         setattr(resumed, key, getattr(args, key))
     resumed.out = resumed.resume = folder
     return resumed
@@ -141,6 +154,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-workers", type=int, default=1, help="worker processes of the evaluation tournaments")
     p.add_argument("--seed", type=int, default=0, help="seeds the deals, the opponents and the learner")
     p.add_argument("--out", type=Path, default=Path("runs/bali"), help="output folder")
+    p.add_argument("--framework", default="sb3", choices=FRAMEWORKS,
+                   help="sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own flags "
+                        "(python -m training.rllib --help; needs the rllib extra)")
     p.add_argument("--trainer", default="sb3", choices=("sb3", "lean"),
                    help="sb3-contrib MaskablePPO (default, saves .zip) or the lean PPO of training.lean (.pt)")
     p.add_argument("--privileged-critic", action="store_true",
@@ -250,7 +266,7 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
         w.writerows(rows)
 
 
-def plot_curve(rows: list[dict[str, Any]], path: Path, players: int) -> None:
+def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str | None = None) -> None:
     """Learning curve: evaluation win rate (with 95% CI) against each opponent vs env steps
     (written to a temporary file, then moved into place)."""
     import matplotlib
@@ -271,7 +287,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, players: int) -> None:
     ax.set_ylim(0, 1)
     ax.set_xlabel("learner env steps")
     ax.set_ylabel("win rate (95% CI)")
-    ax.set_title(f"MaskablePPO on Bali, {players} players")
+    ax.set_title(title or f"MaskablePPO on Bali, {players} players")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -627,7 +643,16 @@ def missing_packages(trainer: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``bali train`` / ``python -m training.train``: exit 2 with one line when the
-    train extra is missing or a flag is bad (nothing written)."""
+    train extra is missing or a flag is bad (nothing written). ``--framework rllib`` hands the
+    other flags to ``training.rllib``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--framework", default="sb3")
+    known, rest = pre.parse_known_args(argv)
+    if known.framework == "rllib":
+        from .rllib import main as rllib_main
+
+        return rllib_main(rest)
     args = parse_args(argv)
     missing = missing_packages(args.trainer)
     if missing:
