@@ -65,8 +65,10 @@ _PAIR_POW = 3 ** np.arange(6)
 _PATTERN_VALUES = np.zeros((3**6, 4), dtype=np.int64)
 for _v in itertools.product(range(1, 5), repeat=4):
     _v = np.array(_v, dtype=np.int64)
-    # the engine's rule as plain Python (importing this module loads no Numba kernel)
-    E.altar_values.py_func(_v, _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)])
+    # the engine's rule as plain Python (importing this module loads no Numba kernel; with the
+    # JIT disabled the kernel is the plain function already)
+    _altar_values = getattr(E.altar_values, "py_func", E.altar_values)
+    _altar_values(_v, _PATTERN_VALUES[int((np.sign(_v[_PAIR_B] - _v[_PAIR_A]) + 1) @ _PAIR_POW)])
 
 
 def _fast_values(counts: np.ndarray) -> np.ndarray:

@@ -529,3 +529,46 @@ def test_the_compile_notice_is_one_line_when_stderr_is_not_a_terminal(capsys):
     spinner.stop()
     err = capsys.readouterr().err
     assert err == "compiling the game kernels (first run only; cached afterwards)\n"
+
+
+def test_only_short_runs_of_cheap_agents_with_cold_kernels_play_interpreted(monkeypatch):
+    """Interpreted play is chosen only while the game's kernels are not cached, for at most
+    QUICK_GAMES games, and only when every agent is cheap without compiled kernels."""
+    import agents.tournament as T
+    from bali_env import vector
+
+    job = {"specs": ["greedy", "random", "ppo"], "num_players": 3, "oracle": True, "demon": False}
+    monkeypatch.setattr(vector, "kernels_cached", lambda *args: False)
+    assert T._interpret_first_run(job, T.QUICK_GAMES)
+    assert not T._interpret_first_run(job, T.QUICK_GAMES + 1)
+    assert not T._interpret_first_run(dict(job, specs=["mcts:sims=5", "random"]), 8)
+    assert not T._interpret_first_run(dict(job, specs=["examples/my_bot.py:PriestFirst", "random"]), 8)
+    monkeypatch.setattr(vector, "kernels_cached", lambda *args: True)
+    assert not T._interpret_first_run(job, 8)
+
+
+@pytest.mark.parametrize("num_players, oracle, demon, lineup", [
+    (2, False, False, ["greedy", "ppo"]),
+    pytest.param(3, True, False, ["greedy", "random", "greedy"], marks=pytest.mark.slow),
+    pytest.param(4, True, True, ["greedy", "ppo", "random", "greedy"], marks=pytest.mark.slow),
+])
+def test_a_first_run_played_interpreted_gives_the_compiled_games(monkeypatch, tmp_path, num_players, oracle, demon,
+                                                                 lineup):
+    """A first run played interpreted (worker processes with Numba's JIT off) plays the very
+    games compiled kernels play: same deals, same moves, same scores and winners."""
+    import agents.tournament as T
+
+    setup = {"num_players": num_players, "games": 8, "seed": 7, "oracle": oracle, "demon": demon,
+             "progress": False, "save_records": True}
+    monkeypatch.setattr(T, "_interpret_first_run", lambda job, games: False)
+    compiled = run_tournament(lineup, workers=1, out_dir=tmp_path / "compiled", **setup)
+    monkeypatch.setattr(T, "_interpret_first_run", lambda job, games: True)
+    interpreted = run_tournament(lineup, workers=2, out_dir=tmp_path / "interpreted", **setup)
+    assert compiled.config["played"] == "in-process"
+    assert interpreted.config["played"] == f"2 worker processes, {T.INTERPRETED_NOTE}"
+    assert interpreted.games == compiled.games
+    records = sorted((tmp_path / "compiled" / "records").glob("game_*.json"))
+    assert len(records) == len(compiled.games) >= 8
+    for path in records:  # every move of every game
+        assert (tmp_path / "interpreted" / "records" / path.name).read_text() == path.read_text()
+    assert interpreted.participants == compiled.participants
