@@ -236,12 +236,14 @@ def play_games(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_finished: Callable[[list[dict[str, Any]]], None] | None = None,
     keep_actions: bool = False,
+    waves: int = PROGRESS_WAVES,
 ) -> list[dict[str, Any]]:
     """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
     record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
     seat), ``scores``, ``winners`` (seats), ``decisions`` (and ``actions`` with
     ``keep_actions``). ``on_finished(records)`` is called after each step in which games ended,
-    with their records."""
+    with their records. The games are played in at least ``waves`` waves (smaller batches: the
+    first games end sooner; the records do not depend on it)."""
     from bali_env.vector import BaliVectorEnv
 
     games = list(games)
@@ -251,7 +253,7 @@ def play_games(
     agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, 0)) for p, spec in enumerate(specs)]
     # at most batch_size games at once, and at least PROGRESS_WAVES waves of them, so the first
     # games end (and the progress bar moves) early even in a short run
-    b_size = min(int(batch_size), -(-len(games) // PROGRESS_WAVES))
+    b_size = min(int(batch_size), -(-len(games) // max(1, int(waves))))
     # one thread: a tournament batch is small, and a parallel region loses badly on busy cores
     env = BaliVectorEnv(b_size, num_players=n, oracle=oracle, demon=demon, seed=seed, parallel=False)
     env.reset()
@@ -858,6 +860,7 @@ def _check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: A
 
 BACKENDS = ("local", "ray")  #: where a tournament's games are played
 QUICK_GAMES = 64  #: at most this many games of batched agents, kernels cached: play in-process
+QUICK_WAVES = 2  #: the waves of such a run (it lasts a second or two: larger batches, less overhead)
 #: agents cheap enough to play without compiled kernels (NumPy, or light per-decision kernels)
 INTERPRETABLE_AGENTS = ("random", "greedy", "ppo")
 INTERPRETED_NOTE = "interpreted: kernels not compiled yet"  #: in ``played`` when a run was interpreted
@@ -919,10 +922,11 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     if plot:  # load the chart's library meanwhile
         threading.Thread(target=_load_pyplot, daemon=True).start()
     interpreted = ray is None and _interpret_first_run(job, len(todo))
+    quick = False  # a short run of fast agents, played here: a second or two, so fewer, larger waves
     spinner = _Spinner(progress and not interpreted)
     if interpreted:
         workers = max(1, min(workers, len(todo)))
-    elif ray is None and (min(workers, len(todo)) == 1 or _quick_in_process(job, len(todo))):
+    elif ray is None and (min(workers, len(todo)) == 1 or (quick := _quick_in_process(job, len(todo)))):
         workers = 1
         try:
             warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"])
@@ -950,7 +954,8 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
                 _play_parallel(job, workers, todo, on_games, interpreted=True)
                 return f"{workers} worker process{'es' if workers > 1 else ''}, {INTERPRETED_NOTE}"
             if min(workers, len(todo)) == 1:
-                play_games(games=todo, worker=0, on_finished=on_games, **job)
+                play_games(games=todo, worker=0, on_finished=on_games, waves=QUICK_WAVES if quick else PROGRESS_WAVES,
+                           **job)
                 return "in-process"
             _play_parallel(job, min(workers, len(todo)), todo, on_games, on_first=spinner.stop)
             return f"{min(workers, len(todo))} worker processes"

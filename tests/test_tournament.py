@@ -494,8 +494,11 @@ def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(monkeypatch):
         raise RuntimeError("workers were started")
 
     monkeypatch.setattr(T, "_play_parallel", no_workers)
+    waves = []
+    original = T.play_games
+    monkeypatch.setattr(T, "play_games", lambda **kw: waves.append(kw["waves"]) or original(**kw))
     result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2, progress=False)
-    assert result.participants[0]["games"] == 8
+    assert result.participants[0]["games"] == 8 and waves == [T.QUICK_WAVES]
     assert result.config["played"] == "in-process" and ", in-process, " in result.table().splitlines()[0]
     for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], T.QUICK_GAMES + 2)):
         with pytest.raises(T.TournamentFailed, match="workers were started"):
