@@ -55,6 +55,22 @@ def check_ray(address: str | None) -> None:
                               "`ray start --head` or check the address") from None
 
 
+AUTH_HINT = ("a cluster started with token authentication (the default from Ray 2.59 on) needs its token "
+             "here: export RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<the output of `ray get-auth-token` on the head>")
+
+
+def init_ray(address: str | None, num_cpus: int) -> None:
+    """Join the cluster at ``address``, or start a local Ray instance of ``num_cpus`` CPUs
+    (``address`` None); RuntimeError in one line (with ``AUTH_HINT``) when it cannot connect."""
+    import ray
+
+    try:
+        ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR")
+    except ConnectionError as exc:
+        raise RuntimeError(f"cannot connect to the Ray cluster at {address} ({exc}); {AUTH_HINT}") from None
+
+
 def _absolute_specs(specs: list[str]) -> list[str]:
     """Agent specs with a file agent's path made absolute (workers may run elsewhere)."""
     out = []
@@ -94,8 +110,7 @@ def play_on_ray(job: dict[str, Any], todo: list[int], on_games: Callable[[list[d
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                 log_to_driver=False, logging_level="ERROR")
+        init_ray(address, workers)
     try:
         cpus = int(ray.cluster_resources().get("CPU", workers))
         size = chunk_size or default_chunk_size(len(todo), cpus, int(job["batch_size"]))

@@ -360,17 +360,16 @@ def _start_ray(address: str | None, env_runners: int) -> bool:
     or start a local Ray instance; True when this call started Ray."""
     import ray
 
-    from agents.ray_backend import check_ray
+    from agents.ray_backend import check_ray, init_ray
     from agents.tournament import TournamentError
 
     try:
         check_ray(address)
-    except TournamentError as exc:
+        if ray.is_initialized():
+            return False
+        init_ray(address, max(1, env_runners) + 1)
+    except (TournamentError, RuntimeError) as exc:
         raise TrainingError(str(exc)) from None
-    if ray.is_initialized():
-        return False
-    ray.init(address=address, num_cpus=None if address else max(1, env_runners) + 1, include_dashboard=False,
-             log_to_driver=False, logging_level="ERROR")
     return True
 
 
