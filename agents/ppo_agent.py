@@ -1,9 +1,11 @@
 """A trained policy as plain exported weights, played by a NumPy forward pass (no torch needed).
 
 ``bali train`` exports its final MaskablePPO policy next to the SB3 ``.zip`` as ``final.npz``
-(``export_policy``): the actor MLP's weights and biases, its activation, and the observation and
-action sizes it was trained for. ``PPOAgent`` loads such a file and plays the most probable legal
-action (or samples from the masked distribution), for a whole batch at once:
+(``export_policy``): the actor MLP's weights and biases, its activation, the input and action
+sizes it was trained for, and the feature set (``agents.features``) its input appends to the
+observation, if any (``features``: ``greedy-v1``, or absent for the observation alone).
+``PPOAgent`` loads such a file and plays the most probable legal action (or samples from the
+masked distribution), for a whole batch at once:
 
 - ``make_agent("ppo:path=runs/bali2p/final.npz")`` plays that file;
 - ``make_agent("ppo")`` plays the policy shipped in ``agents/policies/`` for the player count of
@@ -45,8 +47,11 @@ def policy_arrays(policy: Any, **meta: Any) -> tuple[list[tuple[np.ndarray, np.n
         raise ValueError(f"cannot export a policy with activation {act!r}; supported: {sorted(_ACTIVATIONS)}")
     weights = [(layer.weight.detach().cpu().numpy().astype(np.float32).copy(),
                 layer.bias.detach().cpu().numpy().astype(np.float32).copy()) for layer in layers]
+    from .features import features_for_input
+
     info = {"format": FORMAT, "version": VERSION, "activation": act, "layers": len(layers),
-            "obs_dim": int(layers[0].in_features), "n_actions": int(layers[-1].out_features), **meta}
+            "obs_dim": int(layers[0].in_features), "n_actions": int(layers[-1].out_features),
+            "features": features_for_input(int(layers[0].in_features)), **meta}
     return weights, info
 
 
@@ -118,21 +123,42 @@ class ExportedPolicy:
     def _set(self, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], where: str) -> None:
         if meta.get("version") != VERSION:
             raise ValueError(f"{where}: policy format version {meta.get('version')}, expected {VERSION}")
-        if meta.get("obs_dim") != OBS_DIM or meta.get("n_actions") != N_ACTIONS:
-            raise ValueError(f"{where} was trained for observations of {meta.get('obs_dim')} and "
-                             f"{meta.get('n_actions')} actions; this bali-env has {OBS_DIM} and {N_ACTIONS}")
+        from .features import feature_count
+
+        try:
+            extra = feature_count(meta.get("features"))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if meta.get("obs_dim") != OBS_DIM + extra or meta.get("n_actions") != N_ACTIONS:
+            raise ValueError(f"{where} was trained for inputs of {meta.get('obs_dim')} and "
+                             f"{meta.get('n_actions')} actions; this bali-env has {OBS_DIM + extra} "
+                             f"(observation {OBS_DIM} + features {extra}) and {N_ACTIONS}")
         for i, (w, b) in enumerate(weights):
             if w.ndim != 2 or b.shape != (w.shape[0],) or (i and w.shape[1] != weights[i - 1][0].shape[0]):
                 raise ValueError(f"{where}: layer {i} has inconsistent shapes {w.shape}, {b.shape}")
         if meta.get("activation") not in _ACTIVATIONS:
             raise ValueError(f"{where}: unknown activation {meta.get('activation')!r}")
+        if weights[0][0].shape[1] != meta["obs_dim"] or weights[-1][0].shape[0] != N_ACTIONS:
+            raise ValueError(f"{where}: the layers take {weights[0][0].shape[1]} inputs and give "
+                             f"{weights[-1][0].shape[0]} logits, the metadata says {meta['obs_dim']} and {N_ACTIONS}")
         self.weights = [(np.ascontiguousarray(w.T), b) for w, b in weights]  # [in, out] for x @ w
         self.meta = meta
+        self.features: str | None = meta.get("features")
         self.activation = _ACTIVATIONS[meta["activation"]]
 
-    def logits(self, observations: np.ndarray) -> np.ndarray:
-        """The action logits of a batch of observations ([N, OBS_DIM] -> [N, N_ACTIONS])."""
-        x = np.asarray(observations, dtype=np.float32)
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None,
+               checked: bool = False) -> np.ndarray:
+        """The action logits of a batch of observations ([N, OBS_DIM] -> [N, N_ACTIONS]); a policy
+        with input features (``self.features``) needs the legal actions too ([N, N_ACTIONS]), which
+        are checked with the observations unless ``checked`` (``agents.features.policy_input``)."""
+        if self.features is None:
+            x = np.asarray(observations, dtype=np.float32)
+        elif action_masks is None:
+            raise ValueError(f"this policy reads the {self.features} features: logits() needs action_masks")
+        else:
+            from .features import policy_input
+
+            x = policy_input(observations, action_masks, self.features, checked=checked)
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(self.weights):
             x = x @ w
@@ -176,6 +202,14 @@ class PPOAgent(Agent):
             self._policies[num_players] = ExportedPolicy(path)
         return self._policies[num_players]
 
+    def compile_kernels(self) -> None:
+        """Compile (or load) the feature kernel (``agents.features``) when the policy reads
+        features (the shipped policies do); nothing else here is compiled."""
+        if self._fixed is None or self._fixed.features is not None:
+            from .features import compile_feature_kernels
+
+            compile_feature_kernels()
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The policy's action for one observation (only legal actions can be chosen)."""
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
@@ -195,7 +229,8 @@ class PPOAgent(Agent):
         actions = np.empty(len(obs), dtype=np.int64)
         for n in np.unique(counts):
             rows = np.flatnonzero(counts == n)
-            logits = np.where(legal[rows], self._policy_for(int(n)).logits(obs[rows]), -np.inf)
+            policy = self._policy_for(int(n))
+            logits = np.where(legal[rows], policy.logits(obs[rows], masks[rows], checked=True), -np.inf)
             if self.deterministic:
                 actions[rows] = np.argmax(logits, axis=1)
             else:

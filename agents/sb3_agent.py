@@ -31,7 +31,10 @@ class SB3Agent(Agent):
                 raise ValueError("an sb3: agent needs the train extra (pip install torch==2.13.0 && pip install -e "
                                  "'.[train]'); without torch, play an exported policy as ppo:path=FILE.npz") from None
             model = MaskablePPO.load(str(p), device="cpu")
+        from .features import features_for_input
+
         self.model = model
+        self.features = features_for_input(int(np.prod(model.observation_space.shape)))  # what bali train fed it
         self.deterministic = bool(deterministic)
         self.name = f"sb3:{Path(path).stem}" if path else "sb3"
         super().__init__(seed)
@@ -42,7 +45,10 @@ class SB3Agent(Agent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The policy's actions for a batch."""
-        actions, _ = self.model.predict(np.asarray(observations, dtype=np.float32),
+        from .features import policy_input
+
+        inputs = policy_input(np.asarray(observations, dtype=np.float32), action_masks, self.features)
+        actions, _ = self.model.predict(inputs,
                                         action_masks=np.asarray(action_masks).astype(bool),
                                         deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(len(observations))

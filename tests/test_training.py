@@ -259,6 +259,11 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
     rows = (out / "curve.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 * len(points)
     assert (out / "curve.png").stat().st_size > 0
+    # a run that went on from another policy: that policy is the first point, steps count from its own
+    start = points[0][1]
+    assert curve_main([str(out), "--opponents", "random", "--games", "2", "--workers", "1", "--start", str(start)]) == 0
+    steps = [int(line.split(",")[0]) for line in (out / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == [points[0][0]] + [points[0][0] + s for s, _ in points]
 
 
 def test_curve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
@@ -437,32 +442,41 @@ def _observations(n_players: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(obs), np.array(masks)
 
 
-def test_exported_policy_plays_like_the_sb3_policy(tmp_path):
-    """The NumPy forward pass of an exported policy gives the SB3 policy's actions (deterministic)
-    on the same observations, without torch at play time; a bad file is refused."""
+@pytest.mark.parametrize("features", [None, "greedy-v1"])
+def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
+    """The NumPy forward pass of an exported policy (with or without the heuristic's input
+    features) gives the SB3 policy's actions (deterministic) on the same observations, without
+    torch at play time; a bad file is refused."""
     pytest.importorskip("sb3_contrib")
     import torch
     from sb3_contrib import MaskablePPO
 
+    from agents.features import feature_count, policy_input
+    from bali_env.engine import OBS_DIM
     from agents.ppo_agent import ExportedPolicy, PPOAgent, export_policy
+    from agents.sb3_agent import SB3Agent
     from training.vec_env import BaliSB3VecEnv, OpponentPool
 
     torch.manual_seed(0)
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
-    venv = BaliSB3VecEnv(4, pool, num_players=2, seed=0)
+    venv = BaliSB3VecEnv(4, pool, num_players=2, seed=0, features=features)
+    assert venv.reset().shape == (4, OBS_DIM + feature_count(features))
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu",
                         policy_kwargs={"net_arch": [32, 32]})
     path = export_policy(model.policy, tmp_path / "p.npz", num_players=2)
+    assert ExportedPolicy(path).features == features
     obs, masks = _observations(2, 600)
-    want, _ = model.predict(obs, action_masks=masks.astype(bool), deterministic=True)
+    inputs = policy_input(obs, masks, features)
+    want, _ = model.predict(inputs, action_masks=masks.astype(bool), deterministic=True)
     agent = make_agent(f"ppo:path={path}", seed=0)
     got = agent.act_batch(obs, masks)
     assert (masks[np.arange(len(got)), got] == 1).all()
+    assert (SB3Agent(model=model).act_batch(obs, masks) == np.asarray(want)).all()
     with torch.no_grad():
-        dist = model.policy.get_distribution(torch.as_tensor(obs))
+        dist = model.policy.get_distribution(torch.as_tensor(inputs))
         torch_logits = dist.distribution.logits.numpy()
-    np_logits = ExportedPolicy(path).logits(obs)
+    np_logits = ExportedPolicy(path).logits(obs, masks)
     assert np.allclose(np_logits - np_logits.max(1, keepdims=True), torch_logits - torch_logits.max(1, keepdims=True),
                        atol=1e-4)
     assert (got == np.asarray(want)).mean() >= 0.99  # argmax ties within float error may differ
@@ -475,10 +489,24 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path):
     with pytest.raises(ValueError, match="not a valid exported policy"):
         PPOAgent(path=tmp_path / "bad.npz")
     data = dict(np.load(path))
-    data["meta"] = np.array([str(data["meta"][0]).replace("'obs_dim': 293", "'obs_dim': 290")])
+    dim = OBS_DIM + feature_count(features)
+    data["meta"] = np.array([str(data["meta"][0]).replace(f"'obs_dim': {dim}", "'obs_dim': 290")])
     np.savez(tmp_path / "other.npz", **data)
-    with pytest.raises(ValueError, match="observations of 290"):
+    with pytest.raises(ValueError, match="inputs of 290"):
         PPOAgent(path=tmp_path / "other.npz")
+    data = dict(np.load(path))  # a feature set this bali-env does not know, or not the one trained for
+    data["meta"] = np.array([str(data["meta"][0]).replace(f"'features': {features!r}", "'features': 'psychic-v9'")])
+    np.savez(tmp_path / "unknown.npz", **data)
+    with pytest.raises(ValueError, match="unknown policy feature set 'psychic-v9'"):
+        PPOAgent(path=tmp_path / "unknown.npz")
+    other = None if features else "greedy-v1"
+    data["meta"] = np.array([str(data["meta"][0]).replace("'psychic-v9'", repr(other))])
+    np.savez(tmp_path / "mismatch.npz", **data)
+    with pytest.raises(ValueError, match=f"inputs of {dim}"):
+        PPOAgent(path=tmp_path / "mismatch.npz")
+    if features:
+        with pytest.raises(ValueError, match="needs action_masks"):
+            ExportedPolicy(path).logits(obs)
     with pytest.raises(ValueError, match="no exported policy"):
         make_agent(f"ppo:path={tmp_path / 'missing.npz'}")
 
@@ -580,3 +608,39 @@ def test_resume_refuses_a_folder_without_a_usable_checkpoint(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a readable training checkpoint" in err[0]
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "resume.pt"]
+
+
+def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
+    """``--init FILE``: the new actor plays exactly like the file, also when the run adds the
+    heuristic's features (their input weights start at 0); a file that does not fit the run's
+    network is refused before anything is written."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo_agent import ExportedPolicy, export_policy
+    from training.train import load_actor, main, make_model, parse_args
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    import torch
+
+    old = MaskablePPO("MlpPolicy", BaliSB3VecEnv(2, pool, num_players=2, seed=0), seed=1, device="cpu",
+                      policy_kwargs={"net_arch": [16, 16], "activation_fn": torch.nn.ReLU})
+    path = export_policy(old.policy, tmp_path / "old.npz", num_players=2)
+    obs, masks = _observations(2, 300)
+    want = ExportedPolicy(path).logits(obs)
+    for features in ("greedy-v1", "none"):
+        args = parse_args(["--init", str(path), "--net", "16,16", "--features", features, "--out", str(tmp_path / "r")])
+        venv = BaliSB3VecEnv(2, pool, num_players=2, seed=0, features=None if features == "none" else features)
+        model, _ = make_model(args, venv)
+        load_actor(model.policy, args.init)
+        got = ExportedPolicy.from_sb3(model.policy).logits(obs, masks)
+        assert np.allclose(got, want, atol=1e-5)
+    refused = ((["--net", "32,32"], "does not fit"), (["--net", "16,16", "--activation", "tanh"], "does not fit"),
+               (["--net", "16,16", "--init", str(tmp_path / "none.npz")], "no exported policy"))
+    for flags, named in refused:
+        out = tmp_path / "refused"
+        with pytest.raises(SystemExit) as exc:
+            main(["--init", str(path), *flags, "--out", str(out)])
+        assert exc.value.code == 2 and named in capsys.readouterr().err and not out.exists()

@@ -5,7 +5,10 @@ checkpoint of the run (``OUT/checkpoints/*.npz``, one per evaluation, by env ste
 opponent spec with the tournament code (seat-rotated, ``--games`` per point, the same seeds for
 every checkpoint), and writes ``OUT/curve.csv`` and ``OUT/curve.png`` (win rate with its 95%
 interval by env steps). Training evaluates against random and greedy only (an MCTS opponent costs
-minutes per point); this adds the slower yardsticks afterwards.
+minutes per point); this adds the slower yardsticks afterwards. For a run that went on from
+another policy (``bali train --init FILE.npz``), ``--start FILE.npz`` plays that policy as the
+first point and counts every checkpoint's env steps from the steps it had (its ``env_steps``),
+so the curve shows the whole training.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=200, help="games per checkpoint and opponent")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=20_000)
+    p.add_argument("--start", type=Path, default=None, metavar="FILE.npz",
+                   help="the policy the run started from (its --init): the first point; steps count from its own")
     args = p.parse_args(argv)
     if args.games < 1 or args.workers < 1:
         p.error("--games and --workers must be positive")
@@ -56,6 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     points = checkpoints(args.run)
     if not points:
         p.error(f"no exported checkpoints in {args.run / 'checkpoints'}")
+    if args.start is not None:
+        from agents.ppo_agent import ExportedPolicy
+
+        try:
+            before = int(ExportedPolicy(args.start).meta.get("env_steps", 0))
+        except ValueError as exc:
+            p.error(f"--start: {exc}")
+        points = [(before, args.start)] + [(before + steps, path) for steps, path in points]
     setup = argparse.Namespace(players=config["players"], oracle=config["oracle"], demon=config["demon"],
                                eval_workers=args.workers)
     rows: list[dict[str, Any]] = []

@@ -50,12 +50,13 @@ class ActorCritic(nn.Module):
     """Separate actor and critic MLPs of the given hidden sizes (SB3's ``MlpPolicy`` layout); the
     critic also reads ``critic_extra`` privileged features when given (``training.privileged``)."""
 
-    def __init__(self, sizes: list[int], activation: type[nn.Module], critic_extra: int = 0) -> None:
+    def __init__(self, sizes: list[int], activation: type[nn.Module], critic_extra: int = 0,
+                 inputs: int = OBS_DIM) -> None:
         super().__init__()
         self.activation_fn = activation
         self.mlp_extractor = nn.Module()
-        self.mlp_extractor.policy_net = _mlp(OBS_DIM, sizes, activation)
-        self.mlp_extractor.value_net = _mlp(OBS_DIM + critic_extra, sizes, activation)
+        self.mlp_extractor.policy_net = _mlp(inputs, sizes, activation)
+        self.mlp_extractor.value_net = _mlp(inputs + critic_extra, sizes, activation)
         self.action_net = nn.Linear(sizes[-1], N_ACTIONS)
         self.value_net = nn.Linear(sizes[-1], 1)
         gain = float(np.sqrt(2))
@@ -88,7 +89,8 @@ class LeanPPO:
             from .privileged import N_PRIVILEGED
 
             self.extra = N_PRIVILEGED
-        self.policy = ActorCritic(net, activation, self.extra)
+        inputs = int(venv.observation_space.shape[0])  # the observation, plus the env's features
+        self.policy = ActorCritic(net, activation, self.extra, inputs)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=lr, eps=1e-5)
         self.n_steps, self.batch_size, self.n_epochs = n_steps, batch_size, n_epochs
         self.gamma, self.gae_lambda, self.clip_range = gamma, gae_lambda, clip_range
@@ -97,7 +99,7 @@ class LeanPPO:
         self.num_timesteps = 0
         self.logger: Any = None
         n, t = venv.num_envs, n_steps
-        self._obs = torch.zeros((t, n, OBS_DIM))
+        self._obs = torch.zeros((t, n, inputs))
         self._masks = torch.zeros((t, n, N_ACTIONS), dtype=torch.bool)
         self._actions = torch.zeros((t, n), dtype=torch.int64)
         self._logp = torch.zeros((t, n))
@@ -136,7 +138,7 @@ class LeanPPO:
         self.optimizer.load_state_dict(saved["optimizer"])
         self.generator.set_state(saved["generator"])
         self.num_timesteps = int(saved["num_timesteps"])
-        self._last_obs = self.venv.venv.obs.copy()
+        self._last_obs = self.venv.observations()
 
     def _act(self, obs: np.ndarray, masks: np.ndarray, extra: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
         with torch.no_grad():

@@ -1,7 +1,9 @@
 """Training throughput: env steps per second during PPO on the batched-env VecEnv
 (``BaliSB3VecEnv``), for ``bali train``'s default configuration (MaskablePPO), the same with the
-lean trainer (``--trainer lean``) and the previous configuration (64 games, n-steps 128,
-minibatch 2048, 4 epochs, 1 torch thread, a 256x256 tanh network), measured in one run, against
+lean trainer (``--trainer lean``), the lean trainer over the observation alone (``--features
+none``) and the previous configuration (64 games, n-steps 128,
+minibatch 2048, 4 epochs, 1 torch thread, a 256x256 tanh network over the observation alone,
+without the heuristic's input features), measured in one run, against
 ``bali train``'s default opponent mix and against random opponents.
 ``python -m training.throughput [--steps 65536] [--players 2]``.
 
@@ -20,17 +22,20 @@ from typing import Any
 
 def configs() -> dict[str, dict[str, Any]]:
     """name -> settings: ``default`` is ``bali train``'s defaults (MaskablePPO), ``lean`` the same
-    with ``--trainer lean``, ``previous`` the 64-game configuration."""
+    with ``--trainer lean``, ``lean-obs`` that without the input features (``--features none``),
+    ``previous`` the 64-game configuration."""
     from .train import defaults
 
     d = defaults()
     default = {"trainer": d.trainer, "envs": d.envs, "n_steps": d.n_steps, "batch_size": d.batch_size,
-               "epochs": d.epochs, "torch_threads": d.torch_threads, "net": d.net, "activation": d.activation}
+               "epochs": d.epochs, "torch_threads": d.torch_threads, "net": d.net, "activation": d.activation,
+               "features": d.features}
     return {
         "default": default,
         "lean": {**default, "trainer": "lean"},
+        "lean-obs": {**default, "trainer": "lean", "features": "none"},
         "previous": {"trainer": "sb3", "envs": 64, "n_steps": 128, "batch_size": 2048, "epochs": 4,
-                     "torch_threads": 1, "net": "256,256", "activation": "tanh"},
+                     "torch_threads": 1, "net": "256,256", "activation": "tanh", "features": "none"},
     }
 
 
@@ -56,7 +61,8 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
             pool.add(kind, make_agent(kind, seed=seed + len(pool)), weights[kind])
     if not len(pool):  # only self-play: start with one snapshot, as training does
         pool.add("random", make_agent("random", seed=seed), 1e-9)
-    venv = BaliSB3VecEnv(c["envs"], pool, num_players=players, seed=seed)
+    venv = BaliSB3VecEnv(c["envs"], pool, num_players=players, seed=seed,
+                         features=None if c["features"] == "none" else c["features"])
     model, _ = make_model(settings, venv)
     if weights.get("self", 0) > 0:
         for k in range(settings.pool_size):
@@ -98,11 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['config']:<8} ({r['trainer']}) vs {r['opponents']:<24} {r['envs']:>4} games, "
               f"n-steps {r['n_steps']}, "
               f"minibatch {r['batch_size']}, {r['epochs']} epochs, net {r['net']} {r['activation']}, "
+              f"features {r['features']}, "
               f"{r['torch_threads']} torch thread(s): {r['env_steps_per_s']:,.0f} env steps/s")
     for mix in args.opponents:
         speed = {r["config"]: r["env_steps_per_s"] for r in rows if r["opponents"] == mix}
         print(f"vs {mix}: default / previous {speed['default'] / speed['previous']:.2f}x, "
-              f"lean / default {speed['lean'] / speed['default']:.2f}x")
+              f"lean / default {speed['lean'] / speed['default']:.2f}x, "
+              f"lean without features / lean {speed['lean-obs'] / speed['lean']:.2f}x")
     print(json.dumps(rows))
     return 0
 

@@ -27,6 +27,13 @@ to, never truncated. A resumed run is the same run statistically, not bit for bi
 fresh PPO rollout, so the steps of the interrupted rollout (at most ``--envs`` x ``--n-steps``)
 count but are not learned from.
 
+The network reads the observation followed by the greedy heuristic's estimates of it
+(``--features greedy-v1``, the default: ``agents.features``; ``none``: the observation alone);
+the exported policy records the feature set, so ``ppo:path=OUT/final.npz`` computes the same
+input. ``--init FILE.npz`` starts the actor from an exported policy (the same hidden sizes and
+activation; a policy over the observation alone can start a run with features, whose input
+weights then start at 0) and the critic fresh: how the shipped policies went on from earlier runs.
+
 Self-play snapshots are frozen NumPy copies of the policy (``agents.ppo_agent``): an opponent
 move costs a NumPy forward pass, not a torch call. ``--trainer lean`` swaps MaskablePPO for the
 lean PPO of ``training.lean`` (same network, losses and settings; saves ``.pt``); ``python -m
@@ -37,12 +44,12 @@ Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
 pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
 [1000], eval-workers [1], seed [0], out [runs/bali], framework [sb3; rllib: ``training.rllib``
-with its own flags], trainer [sb3], privileged-critic [off],
+with its own flags], trainer [sb3], privileged-critic [off], init [none], features [greedy-v1],
 lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
 gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
 torch-threads [2], resume [none]. ``python -m training.throughput`` measures these defaults against the previous
-configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh)
-in one run; the README gives the numbers.
+configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh,
+no features) in one run; the README gives the numbers.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ from bali_env.files import replace_when_done, write_text
 CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
 _CHECKPOINT_FORMAT = "bali-env/train-checkpoint"
 RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
+BEFORE_FLAGS = {"features": "none"}  #: flags added since runs were first saved: their value in an older run
 FRAMEWORKS = ("sb3", "rllib")  #: ``--framework``: this module, or ``training.rllib``
 
 
@@ -96,13 +104,15 @@ def _explicit_in(p: argparse.ArgumentParser, default: argparse.Namespace, argv: 
 
 def _resumed(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str]) -> argparse.Namespace:
     """The configuration of the run saved in ``args.resume`` with the given ``RESUMABLE`` flags."""
-    return _resumed_from(p, args, given, defaults(), RESUMABLE, CHECKPOINT)
+    return _resumed_from(p, args, given, defaults(), RESUMABLE, CHECKPOINT, BEFORE_FLAGS)
 
 
 def _resumed_from(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str], default: argparse.Namespace,
-                  resumable: tuple[str, ...], checkpoint: str) -> argparse.Namespace:
+                  resumable: tuple[str, ...], checkpoint: str,
+                  before: dict[str, Any] | None = None) -> argparse.Namespace:
     """``default`` updated with the config.json of the run in ``args.resume`` and the given
-    ``resumable`` flags; ``p.error`` for another flag, a missing config or a missing ``checkpoint``."""
+    ``resumable`` flags; ``p.error`` for another flag, a missing config or a missing ``checkpoint``.
+    ``before``: the values of flags added since, for a config.json written without them."""
     folder: Path = args.resume
     fixed = sorted(given - {"resume", *resumable})
     if fixed:
@@ -119,6 +129,9 @@ def _resumed_from(p: argparse.ArgumentParser, args: argparse.Namespace, given: s
         p.error(f"--resume {str(folder)!r}: no {checkpoint} in it (a run saves one at every evaluation "
                 "and when it stops)")
     resumed = default
+    for key, value in (before or {}).items():
+        if key not in config:
+            config[key] = value
     for key, value in config.items():
         if hasattr(resumed, key) and key not in ("out", "resume", *given):
             setattr(resumed, key, value)
@@ -162,6 +175,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--privileged-critic", action="store_true",
                    help="lean trainer only: the critic also sees the hidden state (training.privileged); "
                         "the exported policy does not")
+    p.add_argument("--init", type=Path, default=None, metavar="FILE.npz",
+                   help="start the actor from an exported policy (same --net and --activation; the critic "
+                        "starts fresh)")
+    p.add_argument("--features", default="greedy-v1", choices=("greedy-v1", "none"),
+                   help="what the network reads besides the observation: the heuristic's estimates "
+                        "(agents.features) or nothing")
     p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
     p.add_argument("--net", default="128,128", help="hidden layer sizes (actor and critic each)")
     p.add_argument("--activation", default="relu", choices=("relu", "tanh"), help="hidden layer activation")
@@ -225,6 +244,10 @@ def _validate(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         sizes = []
     if not sizes or min(sizes) < 1:
         p.error(f"--net must be positive layer sizes like 256,256, got {args.net!r}")
+    if args.init is not None and args.resume is None:
+        problem = init_problem(args)
+        if problem:
+            p.error(f"--init {str(args.init)!r}: {problem}")
     try:
         args.weights = _opponent_weights(args.opponents)
     except ValueError as exc:
@@ -422,10 +445,54 @@ def _restore(model: Any, args: argparse.Namespace, venv: Any, saved: dict[str, A
         from sb3_contrib import MaskablePPO
 
         model = MaskablePPO.load(io.BytesIO(saved["model"]), env=venv, device="cpu")
-        model._last_obs = venv.venv.obs.copy()  # go on with the games in flight (no reset)
+        model._last_obs = venv.observations()  # go on with the games in flight (no reset)
         model._last_episode_starts = np.ones(venv.num_envs, dtype=bool)
     torch.set_rng_state(saved["torch_rng"])
     return model
+
+
+def init_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--init`` cannot start this run's actor (None when it can): not a valid export, or
+    other hidden sizes, activation or input than ``--net``, ``--activation`` and ``--features``.
+    A file that reads the observation alone may start a network that also reads features."""
+    from agents.features import feature_count
+    from agents.ppo_agent import ExportedPolicy
+    from bali_env.engine import N_ACTIONS, OBS_DIM
+
+    try:
+        exported = ExportedPolicy(args.init)
+    except ValueError as exc:
+        return str(exc)
+    shapes = [tuple(w.shape) for w, _ in exported.arrays()[0]]
+    sizes = [int(x) for x in args.net.split(",")]
+    inputs = OBS_DIM + feature_count(None if args.features == "none" else args.features)
+    wanted = list(zip([*sizes, N_ACTIONS], [inputs, *sizes], strict=True))
+    if exported.features is not None and shapes[0][1] != inputs:
+        return f"it reads the {exported.features} features; this run reads the observation alone (--features none)"
+    fits = len(shapes) == len(wanted) and all(
+        a[0] == b[0] and (a[1] == b[1] or (i == 0 and a[1] == OBS_DIM))
+        for i, (a, b) in enumerate(zip(shapes, wanted, strict=True)))
+    if not fits or exported.meta["activation"] != args.activation:
+        return (f"its actor ({exported.meta['activation']}, layers {shapes}) does not fit this run's "
+                f"({args.activation}, layers {wanted}): give the --net and --activation it was trained with")
+    return None
+
+
+def load_actor(policy: Any, path: Path) -> None:
+    """Start ``policy``'s actor (either trainer's: ``mlp_extractor.policy_net`` and ``action_net``)
+    from the exported policy at ``path`` (``--init``, checked by ``init_problem``). Input weights
+    of features the file does not read start at 0, so the first policy plays exactly like the
+    file. The critic starts fresh."""
+    import torch
+
+    from agents.ppo_agent import ExportedPolicy
+
+    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    with torch.no_grad():
+        for layer, (w, b) in zip(layers, ExportedPolicy(path).arrays()[0], strict=True):
+            layer.weight.zero_()
+            layer.weight[:, : w.shape[1]] = torch.from_numpy(w)
+            layer.bias.copy_(torch.from_numpy(b))
 
 
 def make_logger(out: Path) -> Any:
@@ -543,10 +610,13 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     pool = _pool(args, saved)
     venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon,
-                         seed=args.seed, reward=args.reward)
+                         seed=args.seed, reward=args.reward,
+                         features=None if args.features == "none" else args.features)
     model, ext = make_model(args, venv)
     if saved:
         model = _restore(model, args, venv, saved)
+    elif args.init is not None:
+        load_actor(model.policy, args.init)
     model.set_logger(make_logger(out))
     self_weight = args.weights.get("self", 0)
 

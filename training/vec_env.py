@@ -10,7 +10,9 @@ learner again. A game that ends (on anyone's move) reports the learner's termina
 ``done``, and the slot starts a new game at once (SB3's VecEnv convention).
 
 ``env_method("action_masks")`` / ``action_masks()`` give the learner's legal actions, which is
-what sb3-contrib's ``MaskablePPO`` asks for.
+what sb3-contrib's ``MaskablePPO`` asks for. With ``features="greedy-v1"`` each observation is
+followed by the heuristic's features (``agents.features``): the network input of the policies
+``bali train`` ships.
 """
 
 from __future__ import annotations
@@ -101,7 +103,11 @@ class BaliSB3VecEnv(VecEnv):
         demon: bool = False,
         seed: int | None = None,
         reward: str = "win_loss",
+        features: str | None = None,
     ) -> None:
+        from agents.features import feature_count
+
+        extra = feature_count(features)  # ValueError for an unknown feature set
         if len(pool) == 0:
             raise ValueError("the opponent pool is empty")
         self.reward_scale = 0.1 if reward == "score" else 1.0  #: score margins (points) / 10
@@ -109,7 +115,10 @@ class BaliSB3VecEnv(VecEnv):
                                   reward=reward, parallel=False)  # PyTorch uses the cores while the env steps
         self.pool = pool
         self.num_players = num_players
-        obs_space = gymnasium.spaces.Box(low=0.0, high=C.OBS_HIGH, dtype=np.float32)
+        self.features = features  #: what ``agents.features.policy_input`` appends to the observations
+        low = np.concatenate([np.zeros(C.OBS_DIM), np.full(extra, -np.inf)]).astype(np.float32)
+        high = np.concatenate([C.OBS_HIGH, np.full(extra, np.inf)]).astype(np.float32)
+        obs_space = gymnasium.spaces.Box(low=low, high=high, dtype=np.float32)
         self.render_mode = None  # nothing to render (SB3 asks for the attribute)
         super().__init__(num_envs, obs_space, gymnasium.spaces.Discrete(C.N_ACTIONS))
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
@@ -165,7 +174,15 @@ class BaliSB3VecEnv(VecEnv):
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         self._opponents_move(rewards, dones)
-        return self.venv.obs.copy()
+        return self.observations()
+
+    def observations(self) -> np.ndarray:
+        """The learners' network inputs: their observations, followed by the ``features`` (if any)."""
+        from agents.features import policy_input
+
+        if self.features is None:
+            return self.venv.obs.copy()
+        return policy_input(self.venv.obs, self.venv.action_masks, self.features, checked=True)  # the env's own
 
     _SAVED = ("learner_seat", "seat_opponent", "games_started")
     _SAVED_GAMES = ("states", "obs", "action_masks", "to_move", "_streams")
@@ -211,7 +228,7 @@ class BaliSB3VecEnv(VecEnv):
         self._collect(r, term, rewards, dones)
         self._opponents_move(rewards, dones)
         infos: list[dict] = [{} for _ in range(self.num_envs)]
-        return self.venv.obs.copy(), rewards, dones, infos
+        return self.observations(), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, bool [num_envs, 44]."""
