@@ -172,8 +172,8 @@ def policy_input(observations: np.ndarray, action_masks: np.ndarray, features: s
     if np.shape(action_masks) != (obs.shape[0], N_ACTIONS):
         raise ValueError(f"action_masks must be [{obs.shape[0]}, {N_ACTIONS}], got {np.shape(action_masks)}")
     if checked:
-        masks = np.ascontiguousarray(np.asarray(action_masks).view(np.int8) if np.asarray(action_masks).dtype
-                                     == np.bool_ else np.asarray(action_masks, dtype=np.int8))
+        masks = np.asarray(action_masks)
+        masks = np.ascontiguousarray(masks.view(np.int8) if masks.dtype == np.bool_ else masks.astype(np.int8))
     else:  # nothing out of range reaches the kernel
         obs, masks = check_observations(obs, action_masks, need_legal=False)
         obs, masks = np.ascontiguousarray(obs), np.ascontiguousarray(masks)

@@ -93,6 +93,8 @@ def test_features_of_a_row_do_not_depend_on_the_batch(positions):
         i = rows[k]
         assert np.array_equal(policy_input(obs[i:i + 1], masks[i:i + 1], "greedy-v1")[0], batch[k])
     assert np.array_equal(policy_input(obs, masks, "greedy-v1")[rows], batch)
+    # the env's own buffers skip the argument check: same numbers, bool masks too
+    assert np.array_equal(policy_input(obs[rows], masks[rows].astype(bool), "greedy-v1", checked=True), batch)
 
 
 def test_feature_sets_and_bad_input_are_named():
