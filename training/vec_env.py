@@ -24,6 +24,7 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from agents.features import feature_count, policy_input
 from bali_env import engine as C
 from bali_env.vector import BaliVectorEnv
 
@@ -105,8 +106,6 @@ class BaliSB3VecEnv(VecEnv):
         reward: str = "win_loss",
         features: str | None = None,
     ) -> None:
-        from agents.features import feature_count
-
         extra = feature_count(features)  # ValueError for an unknown feature set
         if len(pool) == 0:
             raise ValueError("the opponent pool is empty")
@@ -178,8 +177,6 @@ class BaliSB3VecEnv(VecEnv):
 
     def observations(self) -> np.ndarray:
         """The learners' network inputs: their observations, followed by the ``features`` (if any)."""
-        from agents.features import policy_input
-
         if self.features is None:
             return self.venv.obs.copy()
         return policy_input(self.venv.obs, self.venv.action_masks, self.features, checked=True)  # the env's own
