@@ -9,13 +9,17 @@ share), adds one node and finishes the game with uniform random moves, all insid
 observation is its only input.
 
 Budget: ``sims`` iterations per decision (deterministic; the default), or ``seconds`` per
-decision (wall-clock; the result then depends on the machine's speed).
+decision (wall-clock; the result then depends on the machine's speed). A batch of decisions
+(``act_batch``, ``act_batch_keyed``: tournaments, training opponents) is searched in parallel over
+the cores, one tree per thread (``agents.search.ismcts_choose_batch``), with exactly the choices
+of one search per row.
 """
 
 from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 
 from bali_env.engine import N_ACTIONS
@@ -124,6 +128,61 @@ class MCTSAgent(Agent):
             if ch >= 0:
                 counts[a] = self._visits[ch]
         return counts
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """One action per row, the rows searched in parallel over the cores (``act_batch_keyed``
+        with keys drawn from the agent's generator)."""
+        keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64)
+        return self.act_batch_keyed(observations, action_masks, keys.astype(np.uint64))
+
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """What ``seed(keys[i])`` then ``act`` gives for every row i, the searches run in parallel
+        over the cores (``agents.search.ismcts_choose_batch``); each row is checked first, like
+        ``act``. With a ``seconds`` budget the rows are searched one by one."""
+        if self.seconds > 0:
+            return super().act_batch_keyed(observations, action_masks, keys)
+        obs, masks = check_observations(observations, action_masks)
+        keys = np.asarray(keys)
+        if keys.shape != (len(obs),) or not np.issubdtype(keys.dtype, np.integer):
+            raise ValueError(f"keys must be {len(obs)} integers, one per row, got {keys.dtype} {keys.shape}")
+        out = np.argmax(masks, axis=1).astype(np.int64)  # forced moves are played without searching
+        rows = np.flatnonzero(masks.sum(axis=1) > 1)
+        if len(rows) == 0:
+            return out
+        for i in rows:
+            check_position(obs[i], masks[i])
+        streams = np.array([np.random.SeedSequence(int(keys[i])).generate_state(1, np.uint64)[0] for i in rows],
+                           dtype=np.uint64)
+        chosen = np.empty(len(rows), dtype=np.int64)
+        search.ismcts_choose_batch(np.ascontiguousarray(obs[rows]), np.ascontiguousarray(masks[rows]), self.sims,
+                                   streams, self.c, *self._trees(min(len(rows), numba.get_num_threads())), chosen)
+        out[rows] = chosen
+        return out
+
+    def compile_kernels(self) -> None:
+        """Compile (or load from Numba's disk cache) the search kernels: a 2-simulation search of
+        a dealt position, one by one and batched."""
+        import bali_env
+
+        env = bali_env.raw_env(num_players=2)
+        env.reset(seed=0)
+        o = env.observe(env.agent_selection)
+        while o["action_mask"].sum() < 2:  # a position that needs a search
+            env.step(int(o["action_mask"].argmax()))
+            o = env.observe(env.agent_selection)
+        probe = MCTSAgent(seed=0, sims=2)
+        probe.act(o["observation"], o["action_mask"])
+        probe.act_batch_keyed(o["observation"][None], o["action_mask"][None], np.zeros(1, dtype=np.uint64))
+
+    def _trees(self, count: int) -> tuple[np.ndarray, ...]:
+        """``count`` empty search trees of this agent's capacity (kept for the next call)."""
+        if getattr(self, "_batch_trees", None) is None or len(self._batch_trees[0]) < count:
+            capacity = len(self._visits)
+            self._batch_trees = (np.full((count, capacity, N_ACTIONS), -1, dtype=np.int32),
+                                 *(np.zeros((count, capacity), dtype=t) for t in (np.int64, np.int64, np.float64,
+                                                                                   np.int64)),
+                                 np.zeros((count, 1), dtype=np.int64))
+        return tuple(a[:count] for a in self._batch_trees)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The most visited legal action (a forced move is played without searching); the

@@ -4,13 +4,14 @@ information-set MCTS over the engine's rules.
 - ``determinize(obs, rng, s)``: a full state consistent with one player's observation (hidden
   parts sampled), read through the observation spec's offsets and scales
   (``bali_env.engine.obs_spec``), so it never sees more than the observation.
-- ``ismcts_reset`` / ``ismcts_iterate``: the tree search of ``agents.mcts.MCTSAgent``.
+- ``ismcts_reset`` / ``ismcts_iterate``: the tree search of ``agents.mcts.MCTSAgent``;
+  ``ismcts_choose_batch``: the same search for a batch of positions, in parallel over the cores.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from bali_env.engine import numba_cache
 
@@ -441,3 +442,29 @@ def ismcts_iterate(obs, iterations, rng, c_uct, child, visits, avail, value, mov
             path[depth] = node
         play_out(s, rng, mask)
         _backup(s, path, depth, reward, visits, value, mover)
+
+
+@njit(cache=True, parallel=True)
+def ismcts_choose_batch(obs, masks, iterations, streams, c_uct, child, visits, avail, value, mover, n_nodes, out):
+    """Search every row of ``obs`` (``iterations`` each, row i's randomness from ``streams[i:i+1]``
+    only) and write its most visited legal action (``masks``; the lowest id among equals) to
+    ``out[i]``: what ``ismcts_reset`` + ``ismcts_iterate`` give for that row alone. The rows are
+    shared out over the trees (the first axis of ``child`` ... ``n_nodes``, one per thread), so a
+    row's choice does not depend on the batch or the thread count."""
+    trees = child.shape[0]
+    rows = obs.shape[0]
+    for t in prange(trees):
+        for i in range(t, rows, trees):
+            ismcts_reset(child[t], visits[t], avail[t], value[t], mover[t], n_nodes[t])
+            ismcts_iterate(obs[i], iterations, streams[i : i + 1], c_uct, child[t], visits[t], avail[t], value[t],
+                           mover[t], n_nodes[t])
+            best = -1
+            most = -1
+            for a in range(N_ACTIONS):
+                if masks[i, a]:
+                    ch = child[t, 0, a]
+                    count = visits[t, ch] if ch >= 0 else 0
+                    if count > most:
+                        most = count
+                        best = a
+            out[i] = best

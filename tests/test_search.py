@@ -141,6 +141,43 @@ def test_mcts_beats_random():
     assert wins >= 9
 
 
+@pytest.mark.parametrize("config", CONFIGURATIONS, ids=config_id)
+def test_batched_search_chooses_what_one_search_per_row_chooses(config):
+    """``act_batch_keyed`` searches the rows in parallel (``ismcts_choose_batch``): row i's choice
+    is exactly ``seed(keys[i])`` then ``act`` (forced moves included), whatever else is in the
+    batch and whatever the thread count; bad keys are refused."""
+    import numba
+
+    obs, masks = [], []
+    for env in _positions(config, seed=11, every=2):
+        o = env.observe(env.agent_selection)
+        obs.append(o["observation"])
+        masks.append(o["action_mask"])
+    obs, masks = np.array(obs), np.array(masks)
+    keys = (np.arange(len(obs), dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(12345)
+    agent = MCTSAgent(seed=0, sims=40)
+    batched = agent.act_batch_keyed(obs, masks, keys)
+    one_by_one = []
+    for o, m, k in zip(obs, masks, keys, strict=True):
+        agent.seed(int(k))
+        one_by_one.append(agent.act(o, m))
+    assert (batched == one_by_one).all() and (masks.sum(axis=1) > 1).sum() > 10
+    assert (masks[np.arange(len(obs)), batched] == 1).all()
+    half = np.arange(len(obs))[1::2]
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert (agent.act_batch_keyed(obs[half], masks[half], keys[half]) == batched[half]).all()
+    finally:
+        numba.set_num_threads(before)
+    with pytest.raises(ValueError, match="keys"):
+        agent.act_batch_keyed(obs, masks, keys[:-1])
+    with pytest.raises(ValueError, match="keys"):
+        agent.act_batch_keyed(obs, masks, keys.astype(np.float64))
+    twin = MCTSAgent(seed=3, sims=40)
+    assert (MCTSAgent(seed=3, sims=40).act_batch(obs, masks) == twin.act_batch(obs, masks)).all()
+
+
 def test_mcts_budget_must_be_positive():
     """No budget is a clear error."""
     with pytest.raises(ValueError):

@@ -4,6 +4,7 @@ trains, saves, reloads and plays (no strength assertion)."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -237,6 +238,9 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
     assert 0 < on_disk["train_seconds"] <= on_disk["wall_seconds"]
     assert on_disk["env_steps_per_s"] == pytest.approx(on_disk["env_steps"] / on_disk["train_seconds"])
     assert {r["opponent"] for r in on_disk["final"]} == {"random", "greedy"}
+    with open(out / "progress.csv", newline="") as f:
+        logged = next(csv.reader(f))  # the learner's return, and per opponent kind
+    assert {"train/learner_return", "train/return_vs_random", "train/return_vs_greedy"} <= set(logged)
     agent = make_agent(f"sb3:{out / 'final.zip'}", seed=0)
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)
@@ -551,6 +555,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     (["--gamma", "0"], "--gamma"), (["--gamma", "1.5"], "--gamma"), (["--opponents", "random:x"], "--opponents"),
     (["--opponents", "wizard:1"], "--opponents"), (["--opponents", "random:0"], "--opponents"),
     (["--net", "256,abc"], "--net"), (["--batch-size", "0"], "--batch-size"), (["--lr", "nan"], "--lr"),
+    (["--mcts-sims", "0"], "--mcts-sims"), (["--opponents", "mcts:-1"], "--opponents"),
 ])
 def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path, capsys):
     """A bad flag: exit 2 with a message naming it, and nothing written."""
@@ -644,3 +649,58 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
         with pytest.raises(SystemExit) as exc:
             main(["--init", str(path), *flags, "--out", str(out)])
         assert exc.value.code == 2 and named in capsys.readouterr().err and not out.exists()
+
+
+def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
+    """``--init OUT/final.zip`` (a model ``bali train`` saved) starts the run with the same actor
+    and critic, weight for weight; one that does not fit the run, or a file that is no model, is
+    refused before anything is written."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from training.train import load_actor, main, make_model, parse_args
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    args = parse_args(["--net", "16,16", "--out", str(tmp_path / "a")])
+    old, _ = make_model(args, BaliSB3VecEnv(2, pool, num_players=2, seed=0, features="greedy-v1"))
+    old.save(tmp_path / "old.zip")
+    args = parse_args(["--init", str(tmp_path / "old.zip"), "--net", "16,16", "--seed", "7",
+                       "--out", str(tmp_path / "r")])
+    model, _ = make_model(args, BaliSB3VecEnv(2, pool, num_players=2, seed=0, features="greedy-v1"))
+    fresh = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    load_actor(model.policy, args.init, args.trainer)
+    want, got = old.policy.state_dict(), model.policy.state_dict()
+    assert sorted(want) == sorted(got) and any("value_net" in k for k in got)
+    assert all(torch.equal(want[k], got[k]) for k in want)
+    assert not all(torch.equal(fresh[k], got[k]) for k in fresh)  # the load changed something
+    (tmp_path / "junk.zip").write_bytes(b"not a model")
+    refused = ((["--net", "32,32"], "does not fit"), (["--net", "16,16", "--features", "none"], "does not fit"),
+               (["--net", "16,16", "--init", str(tmp_path / "junk.zip")], "nor a model saved by --trainer sb3"),
+               (["--net", "16,16", "--trainer", "lean"], "nor a model saved by --trainer lean"))
+    for flags, named in refused:
+        out = tmp_path / "refused"
+        with pytest.raises(SystemExit) as exc:
+            main(["--init", str(tmp_path / "old.zip"), *flags, "--out", str(out)])
+        assert exc.value.code == 2 and named in capsys.readouterr().err and not out.exists()
+
+
+def test_mcts_opponents_join_the_pool_and_survive_a_checkpoint():
+    """``--opponents greedy:1,mcts:2 --mcts-sims N`` puts ``mcts:sims=N`` in the pool with its
+    weight; the pool's checkpoint rebuilds it with its search stream, so it plays on the same."""
+    from training.train import _pool, parse_args
+    from training.vec_env import OpponentPool
+
+    args = parse_args(["--opponents", "greedy:1,mcts:2", "--mcts-sims", "30", "--seed", "4"])
+    pool = _pool(args, None)
+    assert pool.names == ["greedy", "mcts:sims=30"] and pool.weights == [1.0, 2.0]
+    mcts = pool.agents[1]
+    assert mcts.sims == 30
+    obs, masks = _observations(2, 40)
+    obs, masks = obs[masks.sum(axis=1) > 1][:6], masks[masks.sum(axis=1) > 1][:6]
+    mcts.act_batch(obs[:2], masks[:2])  # the stream moves on
+    twin = OpponentPool.from_checkpoint(pool.checkpoint()).agents[1]
+    assert twin.sims == 30
+    assert (twin.act_batch(obs, masks) == mcts.act_batch(obs, masks)).all()
+    assert (twin._stream == mcts._stream).all()

@@ -3,9 +3,13 @@
 ``python -m training.train --players 2 --minutes 30 --out runs/bali2p`` (or ``bali train ...``).
 
 The learner plays one seat of every game (rotating over the seats); the other seats are
-opponents drawn, per game, from a pool: ``random``, ``greedy`` and ``self`` (frozen copies of the
+opponents drawn, per game, from a pool: ``random``, ``greedy``, ``self`` (frozen copies of the
 learner's past policies, a new snapshot every ``--snapshot-every`` steps, the oldest dropped past
-``--pool-size``). ``--opponents random:1,greedy:3,self:1`` (the default) sets the weights. Every
+``--pool-size``) and ``mcts`` (the search agent with ``--mcts-sims`` simulations per move: a
+strong but slow opponent, about 2 ms a move at 200 sims). ``--opponents random:1,greedy:3,self:1``
+(the default) sets the weights. ``progress.csv`` logs the learner's mean return
+(``train/learner_return``) and its return against each kind of opponent
+(``train/return_vs_greedy``, ``train/return_vs_mcts``, ...). Every
 ``--eval-every`` steps the current policy is saved (``checkpoints/``) and evaluated against
 random and greedy with the tournament code (``agents.tournament``); the win rates go to
 ``eval.csv``, TensorBoard (``OUT/tb/``) and ``learning_curve.png``. Training metrics go to
@@ -32,7 +36,10 @@ The network reads the observation followed by the greedy heuristic's estimates o
 the exported policy records the feature set, so ``ppo:path=OUT/final.npz`` computes the same
 input. ``--init FILE.npz`` starts the actor from an exported policy (the same hidden sizes and
 activation; a policy over the observation alone can start a run with features, whose input
-weights then start at 0) and the critic fresh: how the shipped policies went on from earlier runs.
+weights then start at 0) and the critic fresh. ``--init OUT/final.zip`` (``final.pt`` with
+``--trainer lean``) starts actor and critic from a model an earlier run saved (the same
+``--net``, ``--features`` and activation; a fresh optimizer and pool, the new run's flags): how
+the shipped policies went on from earlier runs with other opponents.
 
 Self-play snapshots are frozen NumPy copies of the policy (``agents.ppo_agent``): an opponent
 move costs a NumPy forward pass, not a torch call. ``--trainer lean`` swaps MaskablePPO for the
@@ -42,7 +49,7 @@ afterwards.
 
 Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
-pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
+mcts-sims [200], pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
 [1000], eval-workers [1], seed [0], out [runs/bali], framework [sb3; rllib: ``training.rllib``
 with its own flags], trainer [sb3], privileged-critic [off], init [none], features [greedy-v1],
 lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
@@ -70,6 +77,7 @@ from bali_env.files import replace_when_done, write_text
 
 CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
 _CHECKPOINT_FORMAT = "bali-env/train-checkpoint"
+OPPONENT_KINDS = ("random", "greedy", "self", "mcts")  #: what ``--opponents`` may weigh
 RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
 BEFORE_FLAGS = {"features": "none"}  #: flags added since runs were first saved: their value in an older run
 FRAMEWORKS = ("sb3", "rllib")  #: ``--framework``: this module, or ``training.rllib``
@@ -157,7 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=float, default=1e8, help="total learner env steps")
     p.add_argument("--minutes", type=float, default=0.0, help="wall-clock limit (0: none)")
     p.add_argument("--envs", type=int, default=512, help="games stepped together in the batched env")
-    p.add_argument("--opponents", default="random:1,greedy:3,self:1", help="opponent kinds with weights")
+    p.add_argument("--opponents", default="random:1,greedy:3,self:1",
+                   help="opponent kinds with weights: random, greedy, self (past snapshots), mcts")
+    p.add_argument("--mcts-sims", type=int, default=200, help="simulations per move of the mcts opponents")
     p.add_argument("--pool-size", type=int, default=6, help="frozen self-play snapshots kept")
     p.add_argument("--snapshot-every", type=float, default=1e5, help="env steps between self-play snapshots")
     p.add_argument("--eval-every", type=float, default=1e6,
@@ -175,9 +185,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--privileged-critic", action="store_true",
                    help="lean trainer only: the critic also sees the hidden state (training.privileged); "
                         "the exported policy does not")
-    p.add_argument("--init", type=Path, default=None, metavar="FILE.npz",
-                   help="start the actor from an exported policy (same --net and --activation; the critic "
-                        "starts fresh)")
+    p.add_argument("--init", type=Path, default=None, metavar="FILE",
+                   help="start from an exported policy FILE.npz (the actor; the critic starts fresh) or from "
+                        "a run's saved model (OUT/final.zip, or final.pt with --trainer lean: actor and critic); "
+                        "same --net, --activation and --features")
     p.add_argument("--features", default="greedy-v1", choices=("greedy-v1", "none"),
                    help="what the network reads besides the observation: the heuristic's estimates "
                         "(agents.features) or nothing")
@@ -206,8 +217,8 @@ def _opponent_weights(text: str) -> dict[str, float]:
     weights: dict[str, float] = {}
     for item in text.split(","):
         kind, _, w = item.strip().partition(":")
-        if kind not in ("random", "greedy", "self"):
-            raise ValueError(f"unknown opponent kind {kind!r} in {text!r} (random, greedy, self)")
+        if kind not in OPPONENT_KINDS:
+            raise ValueError(f"unknown opponent kind {kind!r} in {text!r} ({', '.join(OPPONENT_KINDS)})")
         try:
             weight = float(w or 1)
         except ValueError:
@@ -226,7 +237,8 @@ def _validate(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 "--snapshot-every": args.snapshot_every, "--eval-every": args.eval_every,
                 "--eval-games": args.eval_games, "--final-eval-games": args.final_eval_games,
                 "--eval-workers": args.eval_workers, "--torch-threads": args.torch_threads, "--lr": args.lr,
-                "--n-steps": args.n_steps, "--batch-size": args.batch_size, "--epochs": args.epochs}
+                "--n-steps": args.n_steps, "--batch-size": args.batch_size, "--epochs": args.epochs,
+                "--mcts-sims": args.mcts_sims}
     for flag, value in positive.items():
         if not value > 0 or value == float("inf"):
             p.error(f"{flag} must be positive, got {value!r}")
@@ -451,22 +463,59 @@ def _restore(model: Any, args: argparse.Namespace, venv: Any, saved: dict[str, A
     return model
 
 
+def log_returns(logger: Any, venv: Any, seen: int) -> int:
+    """Log the learner's returns of the games ``venv`` finished since the first ``seen``: their
+    mean, and their mean against each kind of opponent. Returns the new count seen."""
+    returns = venv.episode_returns[seen:]
+    if returns:
+        logger.record_mean("train/learner_return", float(np.mean(returns)))
+        by_kind: dict[str, list[float]] = {}
+        for ret, names in zip(returns, venv.episode_opponents[seen:], strict=True):
+            by_kind.setdefault(opponent_kinds(names), []).append(ret)
+        for kind, rets in by_kind.items():
+            logger.record_mean(f"train/return_vs_{kind}", float(np.mean(rets)))
+    return len(venv.episode_returns)
+
+
+def opponent_kinds(names: str) -> str:
+    """The kinds of a game's opponents as logged (``train/return_vs_KIND``): ``self@1024,greedy``
+    gives ``greedy+self``, ``mcts:sims=200`` gives ``mcts``."""
+    return "+".join(sorted({n.split("@")[0].split(":")[0] for n in names.split(",")}))
+
+
 def init_problem(args: argparse.Namespace) -> str | None:
-    """Why ``--init`` cannot start this run's actor (None when it can): not a valid export, or
-    other hidden sizes, activation or input than ``--net``, ``--activation`` and ``--features``.
-    A file that reads the observation alone may start a network that also reads features."""
+    """Why ``--init`` cannot start this run (None when it can): not a valid export or saved model of
+    this run's trainer, or other hidden sizes, activation or input than ``--net``, ``--activation``
+    and ``--features``. An export that reads the observation alone may start a network that also
+    reads features; a saved model must fit exactly (its critic too)."""
     from agents.features import feature_count
     from agents.ppo_agent import ExportedPolicy
     from bali_env.engine import N_ACTIONS, OBS_DIM
 
+    sizes = [int(x) for x in args.net.split(",")]
+    inputs = OBS_DIM + feature_count(None if args.features == "none" else args.features)
+    wanted = list(zip([*sizes, N_ACTIONS], [inputs, *sizes], strict=True))
+    if args.init.suffix != ".npz":
+        try:
+            state = saved_policy(args.init, args.trainer)
+        except Exception as exc:  # noqa: BLE001 - whatever the loaders raise on a foreign file
+            return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
+        if args.privileged_critic:
+            return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
+        for prefix in ("mlp_extractor.policy_net.", "mlp_extractor.value_net."):  # actor, critic: same sizes
+            want = wanted[:-1]
+            have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
+            if have != [tuple(w) for w in want]:
+                return f"its network (layers {have}) does not fit this run's ({want}): give its --net and --features"
+        heads = [tuple(getattr(state.get(k), "shape", ())) for k in ("action_net.weight", "value_net.weight")]
+        if heads != [wanted[-1], (1, sizes[-1])]:
+            return f"its output layers do not fit this run's (--net {args.net})"
+        return None
     try:
         exported = ExportedPolicy(args.init)
     except ValueError as exc:
         return str(exc)
     shapes = [tuple(w.shape) for w, _ in exported.arrays()[0]]
-    sizes = [int(x) for x in args.net.split(",")]
-    inputs = OBS_DIM + feature_count(None if args.features == "none" else args.features)
-    wanted = list(zip([*sizes, N_ACTIONS], [inputs, *sizes], strict=True))
     if exported.features is not None and shapes[0][1] != inputs:
         return f"it reads the {exported.features} features; this run reads the observation alone (--features none)"
     fits = len(shapes) == len(wanted) and all(
@@ -478,15 +527,36 @@ def init_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def load_actor(policy: Any, path: Path) -> None:
-    """Start ``policy``'s actor (either trainer's: ``mlp_extractor.policy_net`` and ``action_net``)
-    from the exported policy at ``path`` (``--init``, checked by ``init_problem``). Input weights
-    of features the file does not read start at 0, so the first policy plays exactly like the
-    file. The critic starts fresh."""
+def saved_policy(path: Path, trainer: str) -> dict[str, Any]:
+    """The policy's ``state_dict`` (actor and critic) in a model ``bali train`` saved: an SB3 ``.zip``
+    (``--trainer sb3``) or the lean trainer's ``.pt``."""
+    import torch
+
+    if trainer == "sb3":
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        _, params, _ = load_from_zip_file(path, device="cpu", print_system_info=False)
+        if not params or "policy" not in params:
+            raise ValueError("no policy in it")
+        return params["policy"]
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError("no state dict in it")
+    return state
+
+
+def load_actor(policy: Any, path: Path, trainer: str = "sb3") -> None:
+    """Start ``policy`` (either trainer's: ``mlp_extractor.policy_net`` and ``action_net``) from
+    ``path`` (``--init``, checked by ``init_problem``). An exported policy (``.npz``) sets the actor
+    only: input weights of features the file does not read start at 0, so the first policy plays
+    exactly like the file, and the critic starts fresh. A saved model sets actor and critic."""
     import torch
 
     from agents.ppo_agent import ExportedPolicy
 
+    if Path(path).suffix != ".npz":
+        policy.load_state_dict(saved_policy(path, trainer))
+        return
     layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
     with torch.no_grad():
         for layer, (w, b) in zip(layers, ExportedPolicy(path).arrays()[0], strict=True):
@@ -560,9 +630,10 @@ def _pool(args: argparse.Namespace, saved: dict[str, Any] | None) -> Any:
     if saved is not None:
         return OpponentPool.from_checkpoint(saved["pool"])
     pool = OpponentPool(seed=args.seed)
-    for kind in ("random", "greedy"):
+    for kind in ("random", "greedy", "mcts"):
         if args.weights.get(kind, 0) > 0:
-            pool.add(kind, make_agent(kind, seed=args.seed + len(pool)), args.weights[kind])
+            spec = f"mcts:sims={args.mcts_sims}" if kind == "mcts" else kind  # the pool rebuilds it by name
+            pool.add(spec, make_agent(spec, seed=args.seed + len(pool)), args.weights[kind])
     return pool
 
 
@@ -616,7 +687,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     if saved:
         model = _restore(model, args, venv, saved)
     elif args.init is not None:
-        load_actor(model.policy, args.init)
+        load_actor(model.policy, args.init, args.trainer)
     model.set_logger(make_logger(out))
     self_weight = args.weights.get("self", 0)
 
@@ -663,10 +734,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             run_eval(steps, args.eval_games, f"step_{steps}")
             due["eval"] += args.eval_every
             checkpoint()
-        returns = venv.episode_returns[seen[0]:]
-        if returns:
-            model.logger.record_mean("train/learner_return", float(np.mean(returns)))
-            seen[0] = len(venv.episode_returns)
+        seen[0] = log_returns(model.logger, venv, seen[0])
         bar.advance(steps)
         return not stop["now"] and not (args.minutes > 0 and time.time() - start > args.minutes * 60)
 

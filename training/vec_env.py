@@ -61,8 +61,9 @@ class OpponentPool:
 
     def checkpoint(self) -> dict[str, Any]:
         """Everything needed to rebuild the pool (``from_checkpoint``): names, weights, every
-        generator's state, and the weights of frozen policy snapshots; agents that are not
-        snapshots are rebuilt from their name (an agent spec such as ``greedy``)."""
+        generator's state (a search's stream too: ``mcts``), and the weights of frozen policy
+        snapshots; agents that are not snapshots are rebuilt from their name (an agent spec such as
+        ``greedy`` or ``mcts:sims=200``)."""
         from agents.ppo_agent import PPOAgent
 
         entries = []
@@ -70,7 +71,8 @@ class OpponentPool:
             snapshot = isinstance(agent, PPOAgent) and agent.path is None and agent._fixed is not None
             entries.append({"name": name, "weight": weight, "rng": agent.rng.bit_generator.state,
                             "policy": agent._fixed.arrays() if snapshot else None,
-                            "deterministic": bool(getattr(agent, "deterministic", False))})
+                            "deterministic": bool(getattr(agent, "deterministic", False)),
+                            "stream": None if getattr(agent, "_stream", None) is None else agent._stream.copy()})
         return {"rng": self.rng.bit_generator.state, "entries": entries}
 
     @classmethod
@@ -88,6 +90,8 @@ class OpponentPool:
             else:
                 agent = make_agent(entry["name"])
             agent.rng.bit_generator.state = entry["rng"]
+            if entry.get("stream") is not None:
+                agent._stream[:] = entry["stream"]
             pool.add(entry["name"], agent, entry["weight"])
         return pool
 
