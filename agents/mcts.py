@@ -71,6 +71,11 @@ def check_position(obs: np.ndarray, mask: np.ndarray | None = None) -> None:
         raise ValueError("observation: no consistent game state gives it (or these legal actions)")
 
 
+def _stream_state(seed: int | None) -> np.uint64:
+    """The SplitMix64 state a search seeded with ``seed`` starts from."""
+    return np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
+
+
 class MCTSAgent(Agent):
     """Information-set MCTS with random rollouts (see the module docstring)."""
 
@@ -97,12 +102,13 @@ class MCTSAgent(Agent):
         self._value = np.zeros(capacity, dtype=np.float64)
         self._mover = np.zeros(capacity, dtype=np.int64)
         self._n_nodes = np.zeros(1, dtype=np.int64)
+        self._batch_trees: tuple[np.ndarray, ...] = (self._child[:0],)  # ``_trees``: one per thread, made on use
         super().__init__(seed)
 
     def seed(self, seed: int | None = None) -> None:
         """Seed the search's SplitMix64 stream (and the base generator)."""
         super().seed(seed)
-        self._stream = np.array([np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]], dtype=np.uint64)
+        self._stream = np.array([_stream_state(seed)], dtype=np.uint64)
 
     def search(self, observation: np.ndarray, action_mask: np.ndarray | None = None) -> np.ndarray:
         """Run the search from ``observation`` (checked first: ``check_position``); return the
@@ -151,8 +157,7 @@ class MCTSAgent(Agent):
             return out
         for i in rows:
             check_position(obs[i], masks[i])
-        streams = np.array([np.random.SeedSequence(int(keys[i])).generate_state(1, np.uint64)[0] for i in rows],
-                           dtype=np.uint64)
+        streams = np.array([_stream_state(int(keys[i])) for i in rows], dtype=np.uint64)
         chosen = np.empty(len(rows), dtype=np.int64)
         search.ismcts_choose_batch(np.ascontiguousarray(obs[rows]), np.ascontiguousarray(masks[rows]), self.sims,
                                    streams, self.c, *self._trees(min(len(rows), numba.get_num_threads())), chosen)
@@ -175,13 +180,11 @@ class MCTSAgent(Agent):
         probe.act_batch_keyed(o["observation"][None], o["action_mask"][None], np.zeros(1, dtype=np.uint64))
 
     def _trees(self, count: int) -> tuple[np.ndarray, ...]:
-        """``count`` empty search trees of this agent's capacity (kept for the next call)."""
-        if getattr(self, "_batch_trees", None) is None or len(self._batch_trees[0]) < count:
-            capacity = len(self._visits)
-            self._batch_trees = (np.full((count, capacity, N_ACTIONS), -1, dtype=np.int32),
-                                 *(np.zeros((count, capacity), dtype=t) for t in (np.int64, np.int64, np.float64,
-                                                                                   np.int64)),
-                                 np.zeros((count, 1), dtype=np.int64))
+        """``count`` search trees shaped like the agent's own (kept for the next call; the kernel
+        empties a tree before each search)."""
+        if len(self._batch_trees[0]) < count:
+            own = (self._child, self._visits, self._avail, self._value, self._mover, self._n_nodes)
+            self._batch_trees = tuple(np.repeat(a[None], count, axis=0) for a in own)
         return tuple(a[:count] for a in self._batch_trees)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

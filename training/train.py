@@ -6,7 +6,7 @@ The learner plays one seat of every game (rotating over the seats); the other se
 opponents drawn, per game, from a pool: ``random``, ``greedy``, ``self`` (frozen copies of the
 learner's past policies, a new snapshot every ``--snapshot-every`` steps, the oldest dropped past
 ``--pool-size``) and ``mcts`` (the search agent with ``--mcts-sims`` simulations per move: a
-strong but slow opponent, about 2 ms a move at 200 sims). ``--opponents random:1,greedy:3,self:1``
+strong but slow opponent, 1-2 ms a move at 200 sims). ``--opponents random:1,greedy:3,self:1``
 (the default) sets the weights. ``progress.csv`` logs the learner's mean return
 (``train/learner_return``) and its return against each kind of opponent
 (``train/return_vs_greedy``, ``train/return_vs_mcts``, ...). Every
@@ -487,7 +487,8 @@ def init_problem(args: argparse.Namespace) -> str | None:
     """Why ``--init`` cannot start this run (None when it can): not a valid export or saved model of
     this run's trainer, or other hidden sizes, activation or input than ``--net``, ``--activation``
     and ``--features``. An export that reads the observation alone may start a network that also
-    reads features; a saved model must fit exactly (its critic too)."""
+    reads features; a saved model must fit exactly (its critic too; a saved model does not record
+    its activation, so that one is the caller's to match)."""
     from agents.features import feature_count
     from agents.ppo_agent import ExportedPolicy
     from bali_env.engine import N_ACTIONS, OBS_DIM
@@ -502,11 +503,11 @@ def init_problem(args: argparse.Namespace) -> str | None:
             return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
         if args.privileged_critic:
             return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
+        hidden = wanted[:-1]
         for prefix in ("mlp_extractor.policy_net.", "mlp_extractor.value_net."):  # actor, critic: same sizes
-            want = wanted[:-1]
             have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
-            if have != [tuple(w) for w in want]:
-                return f"its network (layers {have}) does not fit this run's ({want}): give its --net and --features"
+            if have != hidden:
+                return f"its network (layers {have}) does not fit this run's ({hidden}): give its --net and --features"
         heads = [tuple(getattr(state.get(k), "shape", ())) for k in ("action_net.weight", "value_net.weight")]
         if heads != [wanted[-1], (1, sizes[-1])]:
             return f"its output layers do not fit this run's (--net {args.net})"
