@@ -22,7 +22,19 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
     counts of its scale, one decision, one seat to decide and one player count, 0/1 masks with a
     legal action per row (unless ``need_legal`` is False). TypeError / ValueError naming what is
     wrong; returns float32 / int8 2-D copies (nothing out of range ever reaches a search kernel)."""
-    from bali_env.engine import N_ACTIONS, O_DECISION, O_NUM_PLAYERS, O_TO_MOVE, OBS_DIM, OBS_HIGH, OBS_SCALE
+    from bali_env.engine import (
+        D_GAME_OVER,
+        MAX_PLAYERS,
+        N_ACTIONS,
+        N_DECISIONS,
+        N_PLAYER_COUNTS,
+        O_DECISION,
+        O_NUM_PLAYERS,
+        O_TO_MOVE,
+        OBS_DIM,
+        OBS_HIGH,
+        OBS_SCALE,
+    )
     from bali_env.engine.obs_spec import observation_slot_names
 
     obs, masks = np.asarray(observations), np.asarray(action_masks)
@@ -46,11 +58,11 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
         row, slot = (int(x) for x in np.argwhere(bad)[0])
         raise ValueError(f"observation slot {slot} ({observation_slot_names()[slot]}) = {obs[row, slot]!r} is not a "
                          f"count within 0..{OBS_HIGH[slot] * OBS_SCALE[slot]:g} divided by {OBS_SCALE[slot]:g}")
-    decision = obs[:, O_DECISION : O_DECISION + 10]
-    over = decision[:, 9] == 1
+    decision = obs[:, O_DECISION : O_DECISION + N_DECISIONS]
+    over = decision[:, D_GAME_OVER] == 1
     groups = (("decision", decision, np.ones(len(obs))),
-              ("seat to decide", obs[:, O_TO_MOVE : O_TO_MOVE + 4], np.where(over, 0, 1)),
-              ("number of players", obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + 3], np.ones(len(obs))))
+              ("seat to decide", obs[:, O_TO_MOVE : O_TO_MOVE + MAX_PLAYERS], np.where(over, 0, 1)),
+              ("number of players", obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS], np.ones(len(obs))))
     for name, block, want in groups:
         if (block.sum(axis=1) != want).any():
             raise ValueError(f"observation: the {name} one-hot must have exactly one slot set (the seat to "
@@ -128,6 +140,11 @@ class Agent(ABC):
         self.seed(int(_mix(np.bitwise_xor.reduce(keys, keepdims=True))[0]) if len(keys) else 0)
         return self.act_batch(observations, action_masks)
 
+    def check_players(self, num_players: int) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """ValueError (one line saying what to do) when this agent cannot play games of
+        ``num_players``; tournaments and ``bali play`` ask before the first game. The default
+        plays every count."""
+
     def compile_kernels(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default
         """Compile (or load from Numba's disk cache) the kernels ``act_batch`` runs, without
         deciding anything. Tournament workers call it to share out a first run's compilation;
@@ -137,12 +154,32 @@ class Agent(ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
+#: the built-in agents by kind, as ``"module:class"``: each module is imported on first use only
+#: (a heavy agent costs nothing until it is asked for)
+BUILTIN_AGENTS: dict[str, str] = {
+    "random": "agents.random_agent:RandomAgent",
+    "greedy": "agents.greedy:GreedyAgent",
+    "mcts": "agents.mcts:MCTSAgent",
+    "ppo": "agents.ppo_agent:PPOAgent",
+    "sb3": "agents.sb3_agent:SB3Agent",
+}
+_REGISTRY: dict[str, Callable[..., Agent] | str] = dict(BUILTIN_AGENTS)
 
 
 def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
     """Make ``make_agent(kind)`` build agents with ``factory(seed=..., **settings)``."""
     _REGISTRY[kind] = factory
+
+
+def _factory(kind: str) -> Callable[..., Agent]:
+    """The factory registered for ``kind``, importing a built-in agent's module on first use."""
+    factory = _REGISTRY[kind]
+    if isinstance(factory, str):
+        import importlib
+
+        module, _, attribute = factory.partition(":")
+        factory = _REGISTRY[kind] = getattr(importlib.import_module(module), attribute)
+    return factory
 
 
 def _parse_settings(text: str) -> dict[str, object]:
@@ -204,8 +241,6 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, or your own class from a file:
     ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings). Raises ValueError for an
     unknown kind or a file or class that cannot be loaded."""
-    from . import _builtin  # noqa: F401  (registers the built-in agents)
-
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec is a string like 'greedy' or 'mybot.py:MyBot', got {type(spec).__name__}")
     if spec.partition(":")[0].endswith(".py"):
@@ -214,5 +249,5 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if kind not in _REGISTRY:
         raise ValueError(f"unknown agent {kind!r}; known: {sorted(_REGISTRY)}")
     if kind == "sb3":
-        return _REGISTRY[kind](path=rest, seed=seed)
-    return _REGISTRY[kind](seed=seed, **_parse_settings(rest))
+        return _factory(kind)(path=rest, seed=seed)
+    return _factory(kind)(seed=seed, **_parse_settings(rest))

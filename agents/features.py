@@ -19,29 +19,25 @@ from the same observation. The feature set ``greedy-v1`` appends to the observat
 | 135-150 | offering cards expected at the end, relative seat x category | 10 |
 | 151 | my lead over the best other if the game ended now | 10 points |
 
-Every number comes from the heuristic's kernels (``agents.greedy_kernels``: ``fill_context``,
-``score_decision``, ``end_now_value``) with the default weights, so the rules stay in the engine
-and the features see only the observation. A game that is over gives zeros. The trainer
+Every number comes from the heuristic's kernels (``agents.greedy``: ``greedy_scores``, which fills
+the context and scores the decision, and ``end_now_value``) with the default weights, so the rules
+stay in the engine and the features see only the observation. A game that is over gives zeros. The trainer
 (``training.vec_env``) feeds ``policy_input`` to the network and the exported policy
 (``agents.ppo_agent``) records the feature set, so the NumPy forward pass computes the same input.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from numba import njit
 
-from bali_env.engine import numba_cache
+from bali_env.engine import D_GAME_OVER, MAX_PLAYERS, N_ACTIONS, N_CARD_TYPES, N_CATEGORIES, OBS_DIM, numba_cache
 
-_HERE = Path(__file__).resolve().parent
-numba_cache.cover(__file__, str(_HERE / "greedy_kernels.py"), str(_HERE / "greedy.py"))
-
-from bali_env.engine import D_GAME_OVER, MAX_PLAYERS, N_ACTIONS, N_CARD_TYPES, N_CATEGORIES, OBS_DIM  # noqa: E402
-
-from .base import check_observations  # noqa: E402
-from .greedy_kernels import (  # noqa: E402
+from .base import check_observations
+from .greedy.agent import GreedyAgent
+from .greedy.decide import greedy_scores
+from .greedy.scorers import end_now_value
+from .greedy.slots import (
     C_HELD,
     C_MY_TURNS,
     C_NOW_VALUES,
@@ -52,15 +48,13 @@ from .greedy_kernels import (  # noqa: E402
     C_TURNS_LEFT,
     C_UNITS,
     C_VALUES,
+    KERNEL_FILES,
     PARAM_NAMES,
     TIE_EPS,
-    V_DECISION,
     V_SIZE,
-    decode_counts,
-    end_now_value,
-    fill_context,
-    score_decision,
 )
+
+numba_cache.cover(__file__, *KERNEL_FILES)  # the heuristic's kernels are compiled into write_greedy_features
 
 FEATURE_SETS = ("greedy-v1",)  #: the known feature sets (the name an exported policy records)
 F_SCORES = 0  #: [action] heuristic score minus the best legal one, / 5, clipped at -3
@@ -104,10 +98,7 @@ def features_for_input(input_dim: int) -> str | None:
 
 def default_params() -> np.ndarray:
     """The heuristic's default weights in ``PARAM_NAMES`` order (``GreedyAgent()``'s)."""
-    from .greedy import GreedyAgent
-
-    agent = GreedyAgent(seed=0)
-    return np.array([getattr(agent, name) for name in PARAM_NAMES], dtype=np.float64)
+    return GreedyAgent(seed=0).params()
 
 
 @njit(cache=True)
@@ -119,14 +110,8 @@ def write_greedy_features(obs, masks, params, out):
     scores = np.zeros(N_ACTIONS, np.float64)
     for i in range(obs.shape[0]):
         out[i, :] = 0.0
-        v[:] = 0  # slots of absent seats are not rewritten: no row may see the previous one's
-        x[:] = 0.0
-        decode_counts(obs[i], v)
-        if v[V_DECISION] == D_GAME_OVER:
+        if greedy_scores(obs[i], masks[i], params, v, x, scores) == D_GAME_OVER:
             continue
-        fill_context(v, x, params)
-        scores[:] = -np.inf
-        score_decision(v, x, params, masks[i], scores)
         best = -np.inf
         for a in range(N_ACTIONS):
             if masks[i, a] and scores[a] > best:

@@ -1,12 +1,12 @@
 """The search agent: information-set Monte Carlo tree search over the Numba rules kernels.
 
 For every decision it builds a search tree over the actions seen from its own seat. Each
-iteration samples a full state consistent with its observation only (``agents.search.determinize``:
-deck order, the others' offering cards within what is publicly known of them, unknown altar
-cards), walks the tree with UCB1 (availability-corrected, each seat maximising its own win
-share), adds one node and finishes the game with uniform random moves, all inside Numba
-(``agents.search.ismcts_iterate``). It plays the most visited action. It never sees hidden state: the
-observation is its only input.
+iteration samples a full state consistent with its observation only (the engine's
+``determinize``: deck order, the others' offering cards within what is publicly known of them,
+unknown altar cards), walks the tree with UCB1 (availability-corrected, each seat maximising its
+own win share), adds one node and finishes the game with uniform random moves, all inside Numba
+(``agents.search.ismcts_iterate``). It plays the most visited action. It never sees hidden state:
+the observation is its only input.
 
 Budget: ``sims`` iterations per decision (deterministic; the default), or ``seconds`` per
 decision (wall-clock; the result then depends on the machine's speed). A batch of decisions
@@ -29,37 +29,17 @@ from .base import Agent, check_observations
 
 
 def check_position(obs: np.ndarray, mask: np.ndarray | None = None) -> None:
-    """ValueError unless a full game state gives exactly this (range-checked) observation: the
-    counts ``agents.search.determinize`` builds a sample from must add up (deck cards to the deck
-    size, altar categories to the altar size, seats to the player count), and one sample must be a
-    consistent state (``bali_env.contract.check_states``) that observed from seat 0 gives back
-    ``obs`` and, when given, the legal actions ``mask``. Nothing else reaches the search."""
+    """ValueError unless a full game state gives exactly this observation: it must be one that the
+    engine's ``determinize`` can read (``bali_env.engine.check_observation``: counts in range and
+    adding up), and one sample must be a consistent state (``bali_env.contract.check_states``)
+    that observed from seat 0 gives back ``obs`` and, when given, the legal actions ``mask``.
+    Nothing else reaches the search."""
     from bali_env import engine as E
     from bali_env.contract import check_states
 
-    def count(i: int, scale: float) -> int:
-        return int(np.rint(obs[i] * scale))
-
-    n = 2 + int(np.argmax(obs[E.O_NUM_PLAYERS : E.O_NUM_PLAYERS + 3]))
-    present = [count(E.O_SEATS + r * E.SEAT_WIDTH + E.SO_PRESENT, 1) for r in range(E.MAX_PLAYERS)]
-    if present != [1] * n + [0] * (E.MAX_PLAYERS - n):
-        raise ValueError(f"observation: the present seats {present} do not match {n} players")
-    deck_cards = sum(count(E.O_DECK_CARDS + k, E.X_DECK_CARDS) for k in range(8))
-    if deck_cards != count(E.O_DECK, E.X_DECK) or deck_cards > E.ORACLE_DECK_SIZE:
-        raise ValueError(f"observation: the deck's cards by id add up to {deck_cards}, the deck holds "
-                         f"{count(E.O_DECK, E.X_DECK)}")
-    known = [count(E.O_ALTAR_KNOWN + c, E.X_ALTAR) for c in range(E.N_CATEGORIES)]
-    size = count(E.O_ALTAR, E.X_ALTAR)
-    if sum(known) + count(E.O_ALTAR_UNKNOWN, E.X_ALTAR) != size or size > E.ALTAR_MAX:
-        raise ValueError(f"observation: known {sum(known)} and unknown altar cards do not add up to the altar's {size}")
-    for d in range(min(E.ORACLE_WINDOW, size)):
-        cat = obs[E.O_ALTAR_TOP + E.N_CATEGORIES * d : E.O_ALTAR_TOP + E.N_CATEGORIES * (d + 1)]
-        if cat.sum() > 1 or (cat.sum() == 1 and known[int(np.argmax(cat))] < 1):
-            raise ValueError(f"observation: the altar card at depth {d} is not among the known altar cards")
-        if cat.sum() == 1:
-            known[int(np.argmax(cat))] -= 1
+    obs = E.check_observation(obs)
     s = np.zeros(E.STATE_SIZE, dtype=E.STATE_DTYPE)
-    search.determinize(obs, np.array([7], dtype=np.uint64), s)
+    E.determinize(obs, np.array([7], dtype=np.uint64), s)
     try:
         check_states(s[None])
     except ValueError as exc:

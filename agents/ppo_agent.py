@@ -10,17 +10,21 @@ masked distribution), for a whole batch at once:
 - ``make_agent("ppo:path=runs/bali2p/final.npz")`` plays that file;
 - ``make_agent("ppo")`` plays the policy shipped in ``agents/policies/`` for the player count of
   the game it is given (read from the observation); a count without a shipped policy is a clear
-  error.
+  error, raised early by ``check_players(num_players)`` (what ``bali play`` calls on every bot).
+
+A file that is not such an export (a Python file, a pickle, junk) is refused with one line
+("not a policy file: expected the .npz that bali train writes"); nothing is ever unpickled.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bali_env.engine import N_ACTIONS, O_NUM_PLAYERS, OBS_DIM
+from bali_env.engine import N_ACTIONS, OBS_DIM, obs_num_players
 
 from .base import Agent, check_observations, key_uniforms
 
@@ -89,15 +93,19 @@ class ExportedPolicy:
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"no exported policy at {str(p)!r}")
+        not_policy = f"not a policy file: expected the .npz that bali train writes, got {str(p)!r}"
         try:
+            if not zipfile.is_zipfile(p):  # an .npz is a zip archive; anything else is never handed to NumPy
+                raise ValueError(not_policy)
             with np.load(p, allow_pickle=False) as data:
                 meta = ast.literal_eval(str(data["meta"][0]))
                 if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                    raise ValueError("not a bali-env policy export")
+                    raise ValueError(not_policy)
                 weights = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
                            for i in range(int(meta["layers"]))]
-        except (OSError, KeyError, ValueError, SyntaxError) as exc:
-            raise ValueError(f"{str(p)!r} is not a valid exported policy: {exc}") from None
+        except (OSError, EOFError, KeyError, IndexError, TypeError, ValueError, SyntaxError, RecursionError,
+                MemoryError, zipfile.BadZipFile):
+            raise ValueError(not_policy) from None
         self._set(weights, meta, repr(str(p)))
         self.path = p
 
@@ -189,6 +197,11 @@ class PPOAgent(Agent):
         self.name = name or (f"ppo:{self.path.stem}" if self.path else "ppo")
         super().__init__(seed)
 
+    def check_players(self, num_players: int) -> None:
+        """Make sure this agent has a policy for games of ``num_players`` (the shipped one for that
+        count is loaded now): ValueError, in one line naming what to do, when there is none."""
+        self._policy_for(num_players)
+
     def _policy_for(self, num_players: int) -> ExportedPolicy:
         if self._fixed is not None:
             return self._fixed
@@ -196,9 +209,9 @@ class PPOAgent(Agent):
             path = shipped_policy(num_players)
             if not path.is_file():
                 have = sorted(int(p.stem.split("_")[1][0]) for p in POLICY_DIR.glob("bali_*p.npz"))
-                raise ValueError(f"no shipped ppo policy for {num_players} players (shipped: "
-                                 f"{', '.join(map(str, have)) or 'none yet'}); train one with `bali train "
-                                 f"--players {num_players}` and play it with ppo:path=OUT/final.npz")
+                raise ValueError(f"ppo has no shipped policy for {num_players} players (shipped: "
+                                 f"{', '.join(map(str, have)) or 'none'}): train a {num_players}-player policy "
+                                 f"with bali train --players {num_players} and pass it with ppo:path=FILE")
             self._policies[num_players] = ExportedPolicy(path)
         return self._policies[num_players]
 
@@ -225,7 +238,7 @@ class PPOAgent(Agent):
     def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
         obs, masks = check_observations(observations, action_masks)
         legal = masks.astype(bool)
-        counts = np.argmax(obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + 3], axis=1) + 2
+        counts = np.array([obs_num_players(o) for o in obs], dtype=np.int64)
         actions = np.empty(len(obs), dtype=np.int64)
         for n in np.unique(counts):
             rows = np.flatnonzero(counts == n)

@@ -119,6 +119,9 @@ from .render import render_ansi
 
 __all__ = ["env", "raw_env"]
 
+RECORD_FORMAT = "bali-env game record"  #: the ``format`` field of a game record (``bali_env.records``)
+RECORD_VERSION = 1  #: the ``version`` field of a game record
+
 _REWARDS = ("win_loss", "score")
 _ILLEGAL = ("raise", "terminate")
 
@@ -147,6 +150,26 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 def env(**kwargs: Any) -> AECEnv:
     """The Bali AEC environment (``raw_env`` in PettingZoo's OrderEnforcingWrapper)."""
     return _OrderEnforcing(raw_env(**kwargs))
+
+
+def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: list[int],
+               final_scores: list[int] | None, winners: list[int] | None, agents: list[str] | None = None,
+               options: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """A game record (the JSON data ``bali_env.records`` saves, loads and replays) from its parts:
+    ``seed`` is the ``reset(seed=...)`` that deals the game, ``options`` its reset options."""
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "env": "bali_v0",
+        "num_players": int(num_players),
+        "variants": {"oracle": bool(oracle), "demon": bool(demon)},
+        "seed": int(seed),
+        "options": {k: [int(x) for x in v] for k, v in (options or {}).items()},
+        "agents": list(agents) if agents is not None else None,
+        "actions": [int(a) for a in actions],
+        "final_scores": final_scores,
+        "winners": winners,
+    }
 
 
 def _observation_space() -> gymnasium.spaces.Dict:
@@ -320,11 +343,12 @@ class raw_env(AECEnv):
         return [int(i) for i in np.flatnonzero(self._mask)]
 
     def game_record(self, agents: list[str] | None = None) -> dict[str, Any]:
-        """This game as a JSON-serialisable record (``bali_env.records``): the seed and options
-        that deal it again, every action so far, and the final scores once it is over."""
-        from .records import make_record
-
-        return make_record(self, agents)
+        """This game as a JSON-serialisable record (``new_record``; ``bali_env.records`` saves,
+        loads and replays it): the seed and options that deal it again, every action so far, and
+        the final scores once it is over."""
+        s = self.state_dict()
+        return new_record(self.num_players, self.oracle, self.demon, self._reset_seed, self._actions, s["scores"],
+                          s["winners"], agents, self._options)
 
     @staticmethod
     def action_to_str(action: int) -> str:

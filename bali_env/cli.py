@@ -1,11 +1,29 @@
 """The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
 ratings), ``bali train`` (MaskablePPO with self-play), ``bali bench`` (speed benchmarks against
-the anchors) and ``bali demo`` (play seeded random games and print the final table)."""
+the anchors), ``bali play`` (a game in the terminal against bots), ``bali replay`` (step through
+a saved game) and ``bali demo`` (play seeded random games and print the final table).
+
+The entry point of every floor, so the one module of ``bali_env`` that imports the floors above
+it (``agents``, ``training``, ``benchmarks``), each on use. Every command checks all its
+arguments before it prints or creates anything (exit 2 on a bad one) and exits 130 when
+interrupted (Ctrl-C or SIGTERM). ``parse_command`` parses a command line without running it."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+
+def _demo_parser() -> argparse.ArgumentParser:
+    """The options of ``bali demo``."""
+    parser = argparse.ArgumentParser(prog="bali demo", description="Play seeded random games through the AEC env.")
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
+    parser.add_argument("--games", type=int, default=20, help="games to play (default 20)")
+    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
+    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
+    parser.add_argument("--seed", type=int, default=0, help="game k is dealt from seed SEED + k (default 0)")
+    return parser
 
 
 def _demo(argv: list[str]) -> int:
@@ -14,13 +32,12 @@ def _demo(argv: list[str]) -> int:
 
     import bali_env
 
-    parser = argparse.ArgumentParser(prog="bali demo", description="Play seeded random games through the AEC env.")
-    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
-    parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--oracle", action="store_true")
-    parser.add_argument("--demon", action="store_true")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = _demo_parser()
     args = parser.parse_args(argv)
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
+    if args.seed < 0:
+        parser.error(f"--seed must be 0 or more, got {args.seed}")
     env = bali_env.env(num_players=args.players, oracle=args.oracle, demon=args.demon, render_mode="ansi")
     rng = np.random.default_rng(args.seed)
     wins = np.zeros(args.players)
@@ -42,29 +59,18 @@ def _demo(argv: list[str]) -> int:
     return 0
 
 
-def _tournament(argv: list[str]) -> int:
-    """Run ``agents.tournament.run_tournament`` from the command line; exit code 2 on a bad setup."""
-    from pathlib import Path
-
-    import shlex
-    import time
-
-    from agents.tournament import (
-        DEFAULT_BATCH_SIZE,
-        TournamentError,
-        TournamentFailed,
-        TournamentInterrupted,
-        run_tournament,
-    )
+def _tournament_parser() -> argparse.ArgumentParser:
+    """The options of ``bali tournament``."""
+    from agents.tournament import DEFAULT_BATCH_SIZE
 
     parser = argparse.ArgumentParser(
         prog="bali tournament",
         description="Seat-rotated tournament between agents on the batched environment: win rates with 95% "
-                    "intervals, mean score and rank, OpenSkill ratings. Game k is dealt from seed SEED + k.",
+                    "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from seed SEED + k.",
     )
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
-                        help="participants, e.g. random greedy mcts:sims=200 sb3:model.zip; repeat a spec to field "
-                             "it several times (greedy random random random)")
+                        help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot; repeat "
+                             "a spec to field it several times (greedy random random random)")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
     parser.add_argument("--games", type=int, default=1000,
                         help="games, rounded up to whole seat rotations (default 1000)")
@@ -76,8 +82,8 @@ def _tournament(argv: list[str]) -> int:
     parser.add_argument("--demon", action="store_true", help="play the Demon variant")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder for the journal, results.json/.csv and ratings.png (default: a new "
-                             "timestamped folder in results/tournament/; an --out holding an earlier run is "
-                             "replaced, unless --resume)")
+                             "folder results/tournament/<date-time>, with a -N suffix when another run took that "
+                             "name; an --out holding an earlier run is replaced, unless --resume)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the interrupted run in --out: play only the games its journal lacks")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -89,18 +95,34 @@ def _tournament(argv: list[str]) -> int:
                         help="with --backend ray: join this Ray cluster (or 'auto') instead of starting one")
     parser.add_argument("--chunk-size", type=int, default=None, metavar="K",
                         help="with --backend ray: games per Ray task (default: about 8 chunks per CPU)")
+    return parser
+
+
+def _tournament(argv: list[str]) -> int:
+    """Run ``agents.tournament.run_tournament`` from the command line: every argument is checked
+    before anything is printed or created (exit 2 on a bad one); 130 when interrupted."""
+    import shlex
+
+    from agents.tournament import TournamentError, TournamentFailed, TournamentInterrupted, check_tournament, \
+        run_tournament
+
+    parser = _tournament_parser()
     args = parser.parse_args(argv)
     if args.resume and args.out is None:
         parser.error("--resume needs --out, the folder of the run to continue")
-    if args.out is None:
-        args.out = Path("results/tournament") / time.strftime("%Y%m%d-%H%M%S")
-        print(f"writing to {args.out}", file=sys.stderr)
+    settings = {"num_players": args.players, "games": args.games, "seed": args.seed, "workers": args.workers,
+                "batch_size": args.batch_size, "save_records": args.save_records, "resume": args.resume,
+                "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size}
     try:
-        result = run_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
-                                workers=args.workers, oracle=args.oracle, demon=args.demon, out_dir=args.out,
-                                progress=not args.no_progress, batch_size=args.batch_size,
-                                save_records=args.save_records, resume=args.resume, backend=args.backend,
-                                ray_address=args.ray_address, chunk_size=args.chunk_size)
+        check_tournament(args.agents, out_dir=args.out if args.out is not None else Path("results/tournament"),
+                         **settings)
+        if args.out is None:
+            from .files import new_output_dir
+
+            args.out = new_output_dir("results/tournament")
+            print(f"writing to {args.out}", file=sys.stderr)
+        result = run_tournament(args.agents, oracle=args.oracle, demon=args.demon, out_dir=args.out,
+                                progress=not args.no_progress, **settings)
     except TournamentError as exc:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
@@ -120,17 +142,52 @@ def _tournament(argv: list[str]) -> int:
     return 0
 
 
+COMMANDS = {
+    "tournament": "seat-rotated tournament between agents (win rates, ratings)",
+    "replay": "step through a saved game record (forward/back, optionally one player's view)",
+    "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
+    "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
+    "demo": "play seeded random games",
+    "play": "play a game in the terminal against bots",
+}  #: the ``bali`` commands and what each does
+
+
+def command_parser(command: str, argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``bali COMMAND`` (``argv``: the command's arguments, for a command
+    whose options depend on one of them, as ``bali train --framework rllib``). ValueError for
+    an unknown command."""
+    if command == "tournament":
+        return _tournament_parser()
+    if command == "demo":
+        return _demo_parser()
+    if command == "play":
+        from agents.play import make_parser
+    elif command == "replay":
+        from .replay import make_parser
+    elif command == "bench":
+        from benchmarks.run import make_parser
+    elif command == "train":
+        from training.train import make_parser
+
+        return make_parser(argv or [])
+    else:
+        raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
+    return make_parser()
+
+
+def parse_command(argv: list[str]) -> argparse.Namespace:
+    """Parse a ``bali`` command line (``["tournament", "--agents", ...]``) without running it:
+    the namespace its command would run with; SystemExit(2) from argparse for a bad option,
+    ValueError for an unknown command. Used to check every command the docs show."""
+    if not argv:
+        raise ValueError("no command")
+    return command_parser(argv[0], argv[1:]).parse_args(argv[1:])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bali`` command."""
     argv = sys.argv[1:] if argv is None else argv
-    commands = {
-        "tournament": "seat-rotated tournament between agents (win rates, ratings)",
-        "replay": "step through a saved game record (forward/back, optionally one player's view)",
-        "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
-        "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
-        "demo": "play seeded random games",
-        "play": "play a game in the terminal against bots",
-    }
+    commands = COMMANDS
     if argv and argv[0] == "--version":
         from . import __version__
 
@@ -147,10 +204,21 @@ def main(argv: list[str] | None = None) -> int:
         print("  --version   print the version", file=out)
         return 0 if asked else 2
     try:
+        _interrupt_on_sigterm()
         return _run(argv)
     except KeyboardInterrupt:
         print(f"\nbali {argv[0]}: interrupted", file=sys.stderr)
         return 130
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM stops a command as Ctrl-C does (KeyboardInterrupt: its clean stop, then exit 130)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def _run(argv: list[str]) -> int:
@@ -161,7 +229,7 @@ def _run(argv: list[str]) -> int:
         bench_main(argv[1:])
         return 0
     if argv[0] == "play":
-        from .play import main as play_main
+        from agents.play import main as play_main
 
         return play_main(argv[1:])
     if argv[0] == "tournament":

@@ -40,3 +40,23 @@ def write_text(path: str | Path, text: str) -> Path:
     with replace_when_done(path) as tmp:
         tmp.write_text(text)
     return Path(path)
+
+
+def new_output_dir(parent: str | Path, name: str | None = None) -> Path:
+    """Create and return a new, empty folder ``parent/name`` (default name: the local date and
+    time, ``YYYYmmdd-HHMMSS``), created exclusively: when that folder exists already (another run
+    started in the same second), ``name-2``, ``name-3``, ... is taken instead, so two runs never
+    share a folder. OSError when ``parent`` cannot be written."""
+    import time
+
+    base = Path(parent)
+    base.mkdir(parents=True, exist_ok=True)
+    stem = name if name is not None else time.strftime("%Y%m%d-%H%M%S")
+    for k in range(1, 10_000):
+        path = base / (stem if k == 1 else f"{stem}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free folder name {stem}-N in {base}")

@@ -9,11 +9,12 @@ A record holds what deals and replays the game exactly::
      "actions": [4, 9, 30, ...],
      "final_scores": [41, 38, 29], "winners": [0]}    # null while the game is unfinished
 
-``env.unwrapped.game_record()`` makes one from an AEC env; ``save_record``/``load_record`` write
-and read JSON files; ``load_record`` replays the actions and refuses (ValueError, saying what is
-wrong) a file that is malformed, has an illegal action, or does not reach the recorded scores.
-``replay_states(record)`` gives the env state after every step (for viewers such as
-``bali replay``).
+``env.unwrapped.game_record()`` makes one from an AEC env, ``new_record`` from its parts (both in
+``bali_v0``: the env owns what a record holds, this module what is done with one);
+``save_record``/``load_record`` write and read JSON files; ``load_record`` replays the actions
+and refuses (ValueError, saying what is wrong) a file that is malformed, has an illegal action, or
+does not reach the recorded scores. ``replay_states(record)`` gives the env state after every
+step (for viewers such as ``bali replay``).
 """
 
 from __future__ import annotations
@@ -23,34 +24,17 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
-FORMAT = "bali-env game record"
-VERSION = 1
+from .bali_v0 import RECORD_FORMAT as FORMAT
+from .bali_v0 import RECORD_VERSION as VERSION
+from .bali_v0 import new_record, raw_env
 
-
-def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: list[int],
-               final_scores: list[int] | None, winners: list[int] | None, agents: list[str] | None = None,
-               options: dict[str, list[int]] | None = None) -> dict[str, Any]:
-    """A record from its parts (``seed``: the AEC ``reset(seed=...)`` that deals the game)."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "env": "bali_v0",
-        "num_players": int(num_players),
-        "variants": {"oracle": bool(oracle), "demon": bool(demon)},
-        "seed": int(seed),
-        "options": options or {},
-        "agents": list(agents) if agents is not None else None,
-        "actions": [int(a) for a in actions],
-        "final_scores": final_scores,
-        "winners": winners,
-    }
+__all__ = ["FORMAT", "VERSION", "load_record", "make_record", "new_record", "playthrough", "replay_states",
+           "save_record", "validate_record"]
 
 
 def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
-    """The record of the game an AEC ``raw_env`` is playing (or has finished)."""
-    s = env.state_dict()
-    return new_record(env.num_players, env.oracle, env.demon, env._reset_seed, env._actions, s["scores"],
-                      s["winners"], agents, {k: [int(x) for x in v] for k, v in env._options.items()})
+    """The record of the game an AEC ``raw_env`` is playing (or has finished): ``env.game_record``."""
+    return env.game_record(agents)
 
 
 def save_record(record: dict[str, Any], path: str | Path) -> Path:
@@ -85,8 +69,6 @@ def _check_schema(record: Any) -> None:
 
 
 def _env_for(record: dict[str, Any]) -> Any:
-    from .bali_v0 import raw_env
-
     env = raw_env(num_players=record["num_players"], oracle=record["variants"]["oracle"],
                   demon=record["variants"]["demon"], render_mode="ansi")
     env.reset(seed=record["seed"], options=record.get("options") or None)

@@ -138,7 +138,7 @@ def option_text(view: ObservationView, action: int) -> str:
         return f"{name} (face down)"
     if action in (E.A_SHRINE_STONES, E.A_SHRINE_VP):
         return f"{name} (+{view.scoring_amount}{', majority bonus included' if view.scoring_bonus else ''})"
-    if E.A_FARMER_CHOICE <= action < E.A_FARMER_CHOICE + E.N_CATEGORIES:
+    if E.farmer_choice_category.py_func(action) >= 0:
         return f"{name} (scoring {CARD_NAMES[view.scored_type]}, +{view.scoring_amount})"
     return name
 

@@ -5,21 +5,50 @@ move by someone else shows what the table saw (a face-down offering is "offer a 
 an oracle take "oracle: take a card"); ``--reveal`` shows every move in full.
 
 Keys (then Enter): Enter or ``n`` next, ``p`` previous, a number to jump to that step, ``e`` the
-end, ``q`` quit. ``--all`` prints every step and exits (for pipes and logs). The file is
-validated first: one that is malformed or does not replay to its recorded scores is refused with
-a clear message (exit code 2).
+end, ``q`` quit. ``--all`` prints every step and exits (for pipes and logs). The last step ends
+with the final scores and the winner(s) in words. Lines fit the terminal (100 columns when the
+output is not a terminal). The file and every option are checked before anything is printed: a
+file that is malformed or does not replay to its recorded scores, or a ``--seat``/``--step`` out
+of range, is refused with one line on stderr (exit code 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from .contract import action_to_str
 from .records import load_record, replay_states
-from .render import describe_move, render_view
+from .render import describe_move, fit, render_view
 from .view import decode_observation
+
+NOT_A_TERMINAL_WIDTH = 100  #: the line width when the output is not a terminal (a pipe, a log)
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (``NOT_A_TERMINAL_WIDTH`` when not a terminal)."""
+    return shutil.get_terminal_size((NOT_A_TERMINAL_WIDTH, 24)).columns
+
+
+def _labels(record: dict[str, Any]) -> list[str]:
+    """``player_K (agent)`` per seat, or ``player_K`` when the record does not say who played."""
+    who = record.get("agents") or [None] * record["num_players"]
+    return [f"player_{q}" + (f" ({who[q]})" if who[q] else "") for q in range(record["num_players"])]
+
+
+def result_text(record: dict[str, Any]) -> str:
+    """How the game ended, in words: every player's final score, then the winner(s) on a line of
+    their own; or that the game was left unfinished."""
+    labels = _labels(record)
+    if record.get("final_scores") is None:
+        return f"The game was left unfinished after {len(record['actions'])} moves."
+    scores = ", ".join(f"{labels[q]} {score}" for q, score in enumerate(record["final_scores"]))
+    winners = [labels[int(w)] for w in record["winners"]]
+    won = f"Winner: {winners[0]}." if len(winners) == 1 else f"Shared win: {' and '.join(winners)}."
+    return f"Final scores: {scores}.\n{won}"
 
 
 def move_line(record: dict[str, Any], positions: list[Any], i: int, seat: int | None, reveal: bool = False) -> str:
@@ -38,9 +67,11 @@ def move_line(record: dict[str, Any], positions: list[Any], i: int, seat: int | 
     return f"{mover}{name}: {describe_move(decision, action)}"
 
 
-def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None, reveal: bool = False) -> str:
+def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None, reveal: bool = False,
+          width: int | None = None) -> str:
     """The text of step ``i``: header, the move that led here (as ``seat``, or the public, saw
-    it: ``move_line``), and the table (``reveal``: every move in full)."""
+    it: ``move_line``), the table (``reveal``: every move in full), and after the last step how
+    the game ended (``result_text``); lines wrapped to ``width`` (default: the terminal's)."""
     env = positions[i]
     n_steps = len(positions) - 1
     lines = [f"--- step {i}/{n_steps} ---" + (" (moves revealed)" if reveal else "")]
@@ -49,20 +80,15 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
     if seat is None:
         lines.append(env.render())
     else:
-        who = record.get("agents") or [None] * env.num_players
-        labels = [f"player_{q}" + (f" ({who[q]})" if who[q] else "") for q in range(env.num_players)]
         view = decode_observation(env.observe(env.possible_agents[seat])["observation"])
-        lines.append(render_view(view, seat, labels))
-    if i == n_steps and record.get("final_scores") is not None:
-        winners = [f"player_{int(w)}" for w in record["winners"]]
-        lines.append(f"final scores {record['final_scores']}, winners {winners}")
-    return "\n".join(lines)
+        lines.append(render_view(view, seat, _labels(record)))
+    if i == n_steps:
+        lines.append(result_text(record))
+    return fit("\n".join(lines), width or terminal_width())
 
 
-def run(
-    argv: list[str] | None = None, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print
-) -> int:
-    """Entry point of ``bali replay``; returns the exit code."""
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``bali replay``."""
     p = argparse.ArgumentParser(prog="bali replay", description="Step through a saved Bali game record.")
     p.add_argument("file")
     p.add_argument("--seat", type=int, default=None, help="show the game from this player's point of view")
@@ -70,14 +96,28 @@ def run(
     p.add_argument("--all", action="store_true", help="print every step and exit")
     p.add_argument("--reveal", action="store_true",
                    help="show every move in full (face-down offerings, oracle takes), as after the game")
+    return p
+
+
+def run(
+    argv: list[str] | None = None, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print
+) -> int:
+    """Entry point of ``bali replay``; returns the exit code."""
+    p = make_parser()
     args = p.parse_args(argv)
     try:
         record = load_record(args.file)
     except ValueError as exc:
-        print_fn(f"bali replay: refusing {args.file}: {exc}")
+        print(f"bali replay: error: refusing {args.file}: " + " ".join(str(exc).split()), file=sys.stderr)
         return 2
-    if args.seat is not None and not 0 <= args.seat < record["num_players"]:
-        print_fn(f"bali replay: --seat must be 0..{record['num_players'] - 1}")
+    n, steps = record["num_players"], len(record["actions"])
+    if args.seat is not None and not 0 <= args.seat < n:
+        print(f"bali replay: error: --seat must be 0..{n - 1} for this {n}-player game, got {args.seat}",
+              file=sys.stderr)
+        return 2
+    if not 0 <= args.step <= steps:
+        print(f"bali replay: error: --step must be 0..{steps} (this game has {steps} moves), got {args.step}",
+              file=sys.stderr)
         return 2
     positions = replay_states(record)
     last = len(positions) - 1
@@ -85,7 +125,7 @@ def run(
         for i in range(last + 1):
             print_fn(frame(record, positions, i, args.seat, args.reveal))
         return 0
-    i = max(0, min(args.step, last))
+    i = args.step
     while True:
         print_fn(frame(record, positions, i, args.seat, args.reveal))
         try:

@@ -2,8 +2,9 @@
 
 For agents and tools that reason about the table (the greedy agent, ``bali play``, replays). It
 reads only the observation, so it knows exactly what that player knows. Offsets and scales come
-from the one observation spec (``bali_env.engine.obs_spec``). Seats are relative: index 0 is the
-observer, 1 the next player clockwise, and so on.
+from the one observation spec (``bali_env.engine.obs_spec``), the player count from the engine's
+reader (``obs_num_players``). Seats are relative: index 0 is the observer, 1 the next player
+clockwise, and so on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from .engine import ids
 from .engine.obs_spec import FIELDS, OBS_DIM, OFFSET, SEAT_FIELDS, SEAT_OFFSET, SEAT_WIDTH
+from .engine.observe import obs_num_players
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def decode_observation(obs: np.ndarray) -> ObservationView:
     o = np.asarray(obs)
     if o.shape != (OBS_DIM,):
         raise ValueError(f"an observation has shape ({OBS_DIM},), got {o.shape}")
-    n = _one_hot(o, "num_players") + 2
+    n = int(obs_num_players(o))
     seats = OFFSET["seats"]
     blocks = o[seats : seats + n * SEAT_WIDTH].reshape(n, SEAT_WIDTH)
     cells = _raw(o, "market").reshape(ids.N_COLUMNS, ids.COLUMN_SIZE, ids.N_CARD_TYPES)

@@ -16,17 +16,22 @@
    all cores;
 6. memory: bytes of state per game, the buffers of the largest batch, the process's peak RSS.
 
-It prints a table, writes ``bench.json`` and ``bench.png`` into ``--out`` and records the
-machine. Every timed loop is warmed up first (Numba compilation never counts).
+It prints a table (fitted to the terminal, 100 columns when the output is not one), writes
+``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
+``--out`` and records the machine. Every timed loop is warmed up first (Numba compilation never
+counts). The options are checked before anything is measured or written (a bad one: exit code 2);
+``--out`` is created only when the results are written.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -137,7 +142,8 @@ def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int 
 
     play(min(0.5, seconds))  # warm-up: JIT, caches
     steps, games, elapsed = play(seconds)
-    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games}
+    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games,
+            "seconds": elapsed}
 
 
 def _pettingzoo_anchor(name: str) -> Callable[[], Any]:
@@ -183,7 +189,7 @@ def openspiel_steps_per_second(game_name: str, seconds: float, seed: int = 0) ->
     steps, games, elapsed = play(seconds)
     tensor = "observation_tensor" if use_obs else "information_state_tensor"
     return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games,
-            "tensor": tensor}
+            "seconds": elapsed, "tensor": tensor}
 
 
 def bench_aec(seconds: float) -> dict[str, Any]:
@@ -244,6 +250,9 @@ def bench_vector(sizes: tuple[int, ...], seconds: float, num_players: int = 4) -
         out[str(n)] = {
             "steps_per_s": steps / elapsed,
             "games_per_s": games / elapsed,
+            "steps": steps,
+            "games": games,
+            "seconds": elapsed,
             "step_call_share": kernel_time / elapsed,
             "buffer_bytes": int(sum(a.nbytes for a in (env.states, env.obs, env.action_masks, env.to_move, env.rewards,
                                                         env.terminated, env.final_scores, env.winner_masks))),
@@ -266,10 +275,14 @@ def bench_rollout(num_games: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             res = rollout(num_games, seed=1)
             elapsed = time.perf_counter() - t0
+            steps = int(res["steps"].sum())
             out[f"{threads}_threads"] = {
                 "threads": threads,
-                "steps_per_s": float(res["steps"].sum()) / elapsed,
+                "steps_per_s": steps / elapsed,
                 "games_per_s": num_games / elapsed,
+                "steps": steps,
+                "games": num_games,
+                "seconds": elapsed,
                 "mean_steps_per_game": float(res["steps"].mean()),
             }
     finally:
@@ -289,47 +302,87 @@ def peak_rss_bytes() -> int | None:
 
 
 # ----------------------------------------------------------------------------- report
-def _table(results: dict[str, Any]) -> str:
-    lines = [f"{'environment':<34}{'steps/s':>14}{'games/s':>12}  note"]
+NOT_A_TERMINAL_WIDTH = 100  #: the table's width when the output is not a terminal (a pipe, a log)
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (``NOT_A_TERMINAL_WIDTH`` when not a terminal)."""
+    return shutil.get_terminal_size((NOT_A_TERMINAL_WIDTH, 24)).columns
+
+
+def _rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every measured row of the table and the chart, by label, in table order (skipped anchors included)."""
+    rows = list(results["aec"].items())
+    rows += [(f"BaliVectorEnv N={n}", r) for n, r in results.get("vector", {}).items()]
+    rows += [(f"rollout kernel, {r['threads']} thread(s)", r) for r in results.get("rollout", {}).values()]
+    return rows
+
+
+def anchors_run(results: dict[str, Any]) -> list[str]:
+    """The anchor environments (not bali-env) that were measured, not skipped."""
+    return [name for name, r in results["aec"].items() if not name.startswith("bali") and "steps_per_s" in r]
+
+
+def _table(results: dict[str, Any], width: int | None = None) -> str:
+    """The printed table: one row per measurement (steps/s and games/s; a note, cut to fit), then
+    memory and start-up, every line at most ``width`` columns (default: the terminal's)."""
+    import textwrap
+
+    width = width or terminal_width()
+    rows = _rows(results)
+    name_w = max(len("environment"), *(len(name) for name, _ in rows))
     anchor = results["aec"].get("pettingzoo:connect_four_v3", {}).get("steps_per_s")
-    for name, r in results["aec"].items():
+
+    def cut(text: str) -> str:
+        return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
+
+    def row(name: str, steps: str, games: str, note: str = "") -> list[str]:
+        """The row; a note that does not fit after it goes on the next line (cut to fit: the whole
+        text is in bench.json)."""
+        text = f"{name:<{name_w}}{steps:>13}{games:>11}"
+        if note and len(text) + 2 + len(note) <= width:
+            return [f"{text}  {note}"]
+        return [cut(text)] + ([cut("    " + note)] if note else [])
+
+    lines = row("environment", "steps/s", "games/s", "note")
+    for name, r in rows:
         if "skipped" in r:
-            lines.append(f"{name:<34}{'-':>14}{'-':>12}  skipped: {r['skipped'][:60]}")
+            lines += row(name, "-", "-", f"skipped: {r['skipped']}")
             continue
-        if anchor and name.startswith("bali"):
-            note = f"{r['steps_per_s'] / anchor:.1f}x connect_four_v3"
+        if anchor and name.startswith(("bali", "BaliVectorEnv")):
+            note = f"{r['steps_per_s'] / anchor:,.{1 if name.startswith('bali') else 0}f}x connect_four_v3"
         else:
             note = r.get("tensor", "")
-        lines.append(f"{name:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}  {note}")
-    for n, r in results.get("vector", {}).items():
-        note = f"{r['steps_per_s'] / anchor:.0f}x connect_four_v3" if anchor else ""
-        lines.append(f"{'BaliVectorEnv N=' + n:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}  {note}")
-    for r in results.get("rollout", {}).values():
-        label = "rollout kernel, " + str(r["threads"]) + " thread(s)"
-        lines.append(f"{label:<34}{r['steps_per_s']:>14,.0f}{r['games_per_s']:>12,.1f}")
+        lines += row(name, f"{r['steps_per_s']:,.0f}", f"{r['games_per_s']:,.1f}", note)
+    notes = []
     mem = results.get("memory")
     if mem:
-        lines.append(
+        rss = mem["peak_rss_bytes"]
+        notes.append(
             f"memory: {mem['state_bytes_per_game']} bytes of state per game; "
             f"largest batch (N={mem['largest_batch']}) buffers {mem['largest_batch_buffer_bytes'] / 2**20:.1f} MiB; "
-            f"peak RSS {mem['peak_rss_bytes'] / 2**20:.0f} MiB"
+            + (f"peak RSS {rss / 2**20:.0f} MiB" if rss else "peak RSS unknown")
         )
     st = results.get("startup")
     if st:
-        lines.append(
+        notes.append(
             f"start-up (import + first step): cold {st['first_step_cold_s']:.1f} s, "
             f"cached {st['first_step_cached_s']:.2f} s "
             f"(import alone: {st['import_cold_s']:.2f} / {st['import_cached_s']:.2f} s)"
         )
         if "tournament_cold_s" in st:
-            lines.append(f"first tournament (20 games greedy vs random, 2 workers, files written): "
+            notes.append(f"first tournament (20 games greedy vs random, 2 workers, files written): "
                          f"cold {st['tournament_cold_s']:.1f} s (interpreted), "
                          f"cached {st['tournament_cached_s']:.1f} s; "
                          f"compiling its kernels once (one process): {st['compile_one_process_s']:.1f} s")
+    for note in notes:
+        lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
 
 
-def _plot(results: dict[str, Any], path: Path) -> None:
+def bench_figure(results: dict[str, Any]) -> Any:
+    """The chart of ``bench.png`` (a matplotlib Figure): one series per measured row, titled "vs
+    anchors" only when an anchor was measured."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -348,33 +401,67 @@ def _plot(results: dict[str, Any], path: Path) -> None:
     for name, r in results["aec"].items():
         if "steps_per_s" in r:
             color = "tab:green" if name.startswith("bali") else "tab:gray"
-            ax.axhline(r["steps_per_s"], color=color, ls=next(styles), lw=1.2, label=f"AEC: {name}")
+            ax.axhline(r["steps_per_s"], color=color, ls=next(styles, "-"), lw=1.2, label=f"AEC: {name}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch size N (games stepped per call)")
     ax.set_ylabel("decisions per second")
-    m = results["machine"]
-    ax.set_title(f"bali-env throughput vs anchors, same run ({m['cores']} cores)")
+    cores = results["machine"]["cores"]
+    against = " vs anchors, same run" if anchors_run(results) else " (no anchor installed)"
+    ax.set_title(f"bali-env throughput{against} ({cores} cores)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
+    return fig
+
+
+def _plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
     from bali_env.files import replace_when_done
 
+    fig = bench_figure(results)
     with replace_when_done(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmarks and write ``bench.json`` and ``bench.png`` into ``--out``."""
+def _check_out(out: Path) -> str | None:
+    """Why ``--out`` cannot hold the results (None if it can); nothing is created."""
+    if out.exists() and not out.is_dir():
+        return f"--out {str(out)!r} is a file, not a folder"
+    folder = out
+    while not folder.exists() and folder != folder.parent:  # the nearest folder that exists
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"--out {str(out)!r}: {str(folder)!r} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"--out {str(out)!r}: cannot write in {str(folder)!r}"
+    return None
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``bali bench``."""
     parser = argparse.ArgumentParser(prog="bali bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement (default 3)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="timed seconds per measurement (default 3, or 0.2 with --quick)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for smoke tests (0.2 s per measurement)")
     parser.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
     parser.add_argument("--out", type=Path, default=Path("results/bench"), help="output directory")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmarks and write ``bench.json`` and ``bench.png`` into ``--out``; a bad option
+    exits with code 2 before anything is measured or created."""
+    parser = make_parser()
     args = parser.parse_args(argv)
-    seconds = 0.2 if args.quick else args.seconds
-    args.out.mkdir(parents=True, exist_ok=True)
+    if args.seconds is not None and not (math.isfinite(args.seconds) and 0 < args.seconds <= 3600):
+        parser.error(f"--seconds must be a number of seconds in (0, 3600], got {args.seconds}")
+    problem = _check_out(args.out)
+    if problem:
+        parser.error(problem)
+    seconds = args.seconds if args.seconds is not None else 0.2 if args.quick else 3.0
 
     results: dict[str, Any] = {"machine": machine_info(), "seconds_per_measurement": seconds}
     if not args.no_startup:
@@ -397,9 +484,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "peak_rss_bytes": peak_rss_bytes(),
     }
 
+    import textwrap
+
     m = results["machine"]
-    print(f"\nmachine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, "
-          f"numba {m['versions']['numba']}")
+    print("\n" + textwrap.fill(f"machine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, "
+                               f"numba {m['versions']['numba']}", terminal_width(), subsequent_indent="  "))
     print(_table(results))
     from bali_env.files import write_text
 

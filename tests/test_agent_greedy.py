@@ -1,4 +1,4 @@
-"""The greedy heuristic agent (agents/greedy.py): legal actions only in every configuration and
+"""The greedy heuristic agent (agents/greedy/): its altar table, legal actions only in every configuration and
 decision type, the clear-cut decisions of hand-built positions, determinism given its seed, and a
 (deterministic) strength check against the random agent."""
 
@@ -51,17 +51,25 @@ def greedy_action(g: Game, seat: int, seed: int = 0) -> int:
 
 
 # ----------------------------------------------------------------------------- altar values
-def test_fast_altar_values_agree_with_the_engine_everywhere():
-    """The greedy agent's sign-pattern table gives the engine's altar values for every small altar."""
-    from agents.greedy import _fast_values
+def test_pattern_table_gives_the_engine_altar_values_everywhere():
+    """The heuristic's sign-pattern table gives the engine's altar values for every small altar,
+    and ``expected_values`` is the mean of the engine's values over the sampled random altars."""
+    from agents.greedy.altar import CUM, PATTERN_VALUES, expected_values, pattern_key
     from bali_env.engine import altar_values
 
     counts = np.array(list(itertools.product(range(6), repeat=4)), dtype=np.int64)
     want = np.zeros_like(counts)
     for row, out in zip(counts, want, strict=True):
         altar_values(row, out)
-    assert (_fast_values(counts) == want).all()
+    got = np.array([np.where(row > 0, PATTERN_VALUES[pattern_key(tuple(row))], 0) for row in counts])
+    assert (got == want).all()
     assert len({tuple(r) for r in want}) > 20  # a real variety of values was compared
+    for known, random_cards in (((0, 0, 0, 0), 0), ((3, 1, 0, 2), 5), ((1, 1, 1, 1), 30), ((6, 0, 2, 0), 200)):
+        sampled = np.asarray(known)[None, :] + CUM[:, min(random_cards, CUM.shape[1] - 1)]
+        values = np.zeros_like(sampled)
+        for row, out in zip(sampled, values, strict=True):
+            altar_values(row, out)
+        assert np.allclose(expected_values(known, random_cards), values.mean(axis=0), rtol=0, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- legality

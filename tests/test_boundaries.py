@@ -305,18 +305,26 @@ def test_agents_refuse_observations_the_game_cannot_produce(bad):
 
 
 def test_game_record_keeps_its_own_copy_of_the_reset_options():
-    """Changing the option lists after reset does not change the game's record."""
+    """Changing the option lists after reset (or a record taken earlier) changes neither the game
+    nor its record: the record is the one taken before the lists changed, and it replays."""
+    import copy
+
     from bali_env.records import validate_record
 
     env = bali_env.raw_env(num_players=2)
-    deck = list(range(0))  # no deck option: use a starter-set option, which is short
     starters = [2, 0]
-    env.reset(seed=3, options={"starter_sets": starters})
+    options = {"starter_sets": starters}
+    env.reset(seed=3, options=options)
     rng = np.random.default_rng(0)
     while not all(env.terminations.values()):
         env.step(int(rng.choice(env.legal_actions())))
-    starters.reverse()
-    deck.append(1)
+    before = copy.deepcopy(env.game_record())
+    assert before["options"] == {"starter_sets": [2, 0]}
+    starters.reverse()  # the caller's lists change after the game...
+    options["deck"] = [1]
+    first = env.game_record()
+    first["options"]["starter_sets"].append(9)  # ...and so does a record handed out earlier
+    assert env.game_record() == before
     validate_record(env.game_record())
 
 

@@ -24,7 +24,8 @@ from agents.features import (
     policy_input,
 )
 from agents.greedy import GreedyAgent
-from agents.greedy_kernels import greedy_scores, new_workspace
+from agents.greedy.decide import greedy_scores
+from agents.greedy.slots import new_workspace
 from agents.random_agent import RandomAgent
 from bali_env.api_check import CONFIGURATIONS
 from bali_env.engine import N_ACTIONS, OBS_DIM

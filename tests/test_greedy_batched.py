@@ -1,137 +1,137 @@
-"""The batched greedy agent (agents/greedy_kernels.py, ``GreedyAgent.act_batch``): on thousands of
-observations from real games of every configuration it plays an action of the Python heuristic's
-tie set every time (and gives the same scores), decides deterministically from its ``rng_state``,
-validates its inputs, and still beats the random agent."""
+"""The greedy heuristic's kernels (agents/greedy/) against its regression goldens
+(tests/golden/greedy/decisions.npz, recorded from the former Python scorers and their Numba port,
+see tests/golden/greedy/generate.py): on thousands of observations of every configuration the
+scores, best sets and keyed choices are the recorded ones, default and other weights; tournament
+games replay the recorded actions; plus determinism, input checks and strength."""
 
 from __future__ import annotations
 
-from collections import Counter
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
-from scenario import drain_chilies_game
 
 import bali_env
-from agents.greedy import _SCORERS, GreedyAgent
-from agents.greedy_kernels import (
-    NO_ACTION,
-    PARAM_NAMES,
-    greedy_decide_batch,
-    greedy_scores,
-    new_workspace,
-)
-from agents.random_agent import RandomAgent
+from agents.greedy import GreedyAgent
+from agents.greedy.decide import greedy_decide_batch, greedy_scores
+from agents.greedy.slots import KERNEL_FILES, NO_ACTION, PARAM_NAMES, TIE_EPS, new_workspace
 from agents.tournament import play_games
-from bali_env.api_check import CONFIGURATIONS
-from bali_env.engine import DECISION_NAMES, N_ACTIONS, OBS_DIM
+from bali_env.engine import DECISION_NAMES, N_ACTIONS, O_DECISION, OBS_DIM
 
+GOLDEN = Path(__file__).parent / "golden" / "greedy"
 DECISIONS = {"take_offering", "play", "offer_face_up", "offer_face_down", "offer_supply", "refill", "oracle",
              "shrine_reward", "farmer_choice"}
-GAMES_PER_CONFIG = 2
-#: non-default weights (every one different) to check that ``params`` follows ``PARAM_NAMES``
-OTHER_WEIGHTS = {"rival_weight": 0.7, "stone_high": 1.3, "stone_low": 0.15, "stone_mid": 0.6, "shrine_bonus": 2.0,
-                 "project": 0.5, "stone_complete": 2.5, "rival_stone": 0.3, "tempo": 0.4, "future_altar": 9.0,
-                 "discount": 0.35}
 
 
-def _collect() -> tuple[np.ndarray, np.ndarray]:
-    """Every observation (with its mask) of the player to move in ``GAMES_PER_CONFIG`` games of each
-    configuration, greedy (batched) on seat ``game % n`` against random players, plus the
-    farmer choice of the drained-chilies scenario."""
-    observations, masks = [], []
-    for config_index, (n, oracle, demon) in enumerate(CONFIGURATIONS):
-        for game in range(GAMES_PER_CONFIG):
-            seed = 1000 + 10 * config_index + game
-            env = bali_env.raw_env(num_players=n, oracle=oracle, demon=demon)
-            env.reset(seed=seed)
-            greedy, rand = GreedyAgent(seed=seed), RandomAgent(seed=seed)
-            while not all(env.terminations.values()):
-                agent = env.agent_selection
-                o = env.observe(agent)
-                observations.append(o["observation"])
-                masks.append(o["action_mask"])
-                if int(agent.split("_")[1]) == game % n:
-                    action = int(greedy.act_batch(o["observation"][None], o["action_mask"][None])[0])
-                else:
-                    action = rand.act(o["observation"], o["action_mask"])
-                env.step(action)
-    g = drain_chilies_game()
-    o = g.observe(g.to_move)
-    observations.append(o["observation"])
-    masks.append(o["action_mask"])
-    return np.array(observations, dtype=np.float32), np.array(masks, dtype=np.int8)
+def _load_generator():
+    """tests/golden/greedy/generate.py as a module (its ``OTHER`` weights and ``TOURNAMENTS``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bali_greedy_golden", GOLDEN / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _load_generator()
 
 
 @pytest.fixture(scope="module")
-def positions() -> tuple[np.ndarray, np.ndarray]:
-    """The observations and masks of ``_collect`` (collected once for the module)."""
-    return _collect()
+def golden() -> dict[str, np.ndarray]:
+    """The recorded observations, masks, keys, scores, best sets and choices."""
+    with np.load(GOLDEN / "decisions.npz") as data:
+        return {k: data[k] for k in data.files}
 
 
-def _python_scores(agent: GreedyAgent, obs: np.ndarray, mask: np.ndarray) -> tuple[str, dict[int, float] | None]:
-    """The decision and the Python scorer's scores (None without a scorer or with one legal action)."""
-    legal = [int(a) for a in np.flatnonzero(mask)]
-    view = bali_env.decode_observation(obs)
-    scorer = _SCORERS.get(view.decision)
-    if len(legal) <= 1 or scorer is None:
-        return view.decision, None
-    return view.decision, scorer(agent, agent._context(view), legal)
-
-
-def _tie_set(scores: dict[int, float] | None, mask: np.ndarray) -> set[int]:
-    """The legal actions ``GreedyAgent.act`` draws from (every legal one without scores)."""
-    legal = [int(a) for a in np.flatnonzero(mask)]
-    if scores is None:
-        return set(legal)
-    best = max(scores.get(a, -np.inf) for a in legal)
-    return {a for a in legal if scores.get(a, -np.inf) >= best - 1e-9}
-
-
-def _check_against_python(agent: GreedyAgent, obs: np.ndarray, masks: np.ndarray) -> Counter:
-    """For every row: ``act_batch``'s action is in the Python tie set and the kernel's scores of the
-    legal actions equal Python's. Returns the rows checked by decision type."""
-    chosen = agent.act_batch(obs, masks)
-    params = np.array([getattr(agent, name) for name in PARAM_NAMES], dtype=np.float64)
+def _check_scores(agent: GreedyAgent, golden: dict[str, np.ndarray], scores_key: str, best_key: str) -> set[str]:
+    """Row by row: the kernel's score of every legal action is the recorded one (within 1e-9) and
+    its best set (within ``TIE_EPS``) is the recorded one. Returns the decisions met."""
+    obs, masks = golden["obs"], golden["masks"]
+    want_scores, want_best = golden[scores_key], golden[best_key]
     v, x, scores, _ = new_workspace()
-    by_decision: Counter = Counter()
-    mismatches = []
+    params = agent.params()
+    met, bad = set(), []
     for i in range(len(obs)):
-        decision, py_scores = _python_scores(agent, obs[i], masks[i])
-        by_decision[decision] += 1
-        if int(chosen[i]) not in _tie_set(py_scores, masks[i]):
-            mismatches.append((i, decision, int(chosen[i]), py_scores))
+        legal = masks[i].astype(bool)
+        if not legal.any():
             continue
-        if py_scores is None:
-            continue
-        assert DECISION_NAMES[greedy_scores(obs[i], masks[i], params, v, x, scores)] == decision
-        for a in np.flatnonzero(masks[i]):
-            want = py_scores.get(int(a), -np.inf)
-            assert scores[a] == want or abs(scores[a] - want) <= 1e-9, (i, decision, int(a), scores[a], want)
-    assert not mismatches, f"{len(mismatches)} of {len(obs)} outside the tie set, first: {mismatches[:3]}"
-    return by_decision
+        decision = DECISION_NAMES[greedy_scores(obs[i], masks[i], params, v, x, scores)]
+        met.add(decision)
+        if np.isfinite(want_scores[i]).any():
+            if not np.allclose(scores[legal], want_scores[i][legal], rtol=0, atol=1e-9):
+                bad.append((i, decision, "scores"))
+            if legal.sum() > 1 and not np.array_equal(legal & (scores >= scores[legal].max() - TIE_EPS), want_best[i]):
+                bad.append((i, decision, "best set"))
+    assert not bad, f"{len(bad)} rows differ from the golden, first: {bad[:5]}"
+    return met
 
 
-def test_same_choice_as_the_python_heuristic_on_every_observation(positions):
-    """Thousands of observations of all 12 configurations, every decision type: the batched action
-    is in the Python agent's tie set for 100% of them, and every legal action's score is the same."""
-    obs, masks = positions
-    by_decision = _check_against_python(GreedyAgent(seed=0), obs, masks)
-    print(f"\nbatched greedy == Python tie set on {sum(by_decision.values())} observations: {dict(by_decision)}")
-    assert sum(by_decision.values()) == len(obs) > 3000
-    assert set(by_decision) >= DECISIONS, DECISIONS - set(by_decision)
+def test_the_golden_covers_every_decision_and_configuration(golden):
+    """Thousands of recorded decisions, every decision type, 2-4 players, finished games too."""
+    obs, masks = golden["obs"], golden["masks"]
+    names = {DECISION_NAMES[d] for d in obs[:, O_DECISION:O_DECISION + len(DECISION_NAMES)].argmax(axis=1)}
+    assert len(obs) > 3000 and names >= DECISIONS | {"game_over"}
+    assert (~masks.any(axis=1)).sum() >= 24 and (golden["best"].sum(axis=1) > 1).sum() > 20  # ends and real ties
 
 
-def test_the_weights_follow_param_names(positions):
-    """With every weight changed (each to a different value) the choices still match Python's."""
-    obs, masks = positions
-    _check_against_python(GreedyAgent(seed=1, **OTHER_WEIGHTS), obs[::3], masks[::3])
+def test_scores_and_best_sets_are_the_recorded_ones(golden):
+    """Every legal action's score and every best set are those of the former Python scorer."""
+    assert _check_scores(GreedyAgent(seed=0), golden, "scores", "best") >= DECISIONS
 
 
-def test_deterministic_for_a_fixed_rng_state(positions):
+def test_the_weights_follow_param_names(golden):
+    """With every weight changed (each to a different value) scores and best sets are still the
+    recorded ones: ``params`` follows ``PARAM_NAMES``."""
+    assert set(GEN.OTHER) == set(PARAM_NAMES)
+    _check_scores(GreedyAgent(seed=1, **GEN.OTHER), golden, "other_scores", "other_best")
+
+
+def test_keyed_choices_are_the_recorded_ones(golden):
+    """``act_batch_keyed`` (what tournaments call) gives exactly the recorded action for every row
+    and key, default and other weights; a row's choice does not depend on the batch."""
+    obs, masks, keys = golden["obs"], golden["masks"], golden["keys"]
+    got = GreedyAgent(seed=0).act_batch_keyed(obs, masks, keys)
+    assert np.array_equal(got, golden["keyed_choice"])
+    other = GreedyAgent(seed=5, **GEN.OTHER).act_batch_keyed(obs, masks, keys)
+    assert np.array_equal(other, golden["other_keyed_choice"])
+    rows = np.random.default_rng(0).permutation(len(obs))[:300]
+    assert np.array_equal(GreedyAgent(seed=9).act_batch_keyed(obs[rows], masks[rows], keys[rows]), got[rows])
+
+
+def test_batch_choices_are_the_recorded_ones(golden):
+    """``act_batch`` of a seeded agent (one stream for the whole batch) gives the recorded actions."""
+    assert np.array_equal(GreedyAgent(seed=0).act_batch(golden["obs"], golden["masks"]), golden["batch_choice"])
+
+
+def test_act_picks_from_the_recorded_best_set(golden):
+    """``act`` (a batch of one) plays a recorded best action for every observation, and is exactly
+    ``act_batch`` of one row given the same seed."""
+    obs, masks, best = golden["obs"], golden["masks"], golden["best"]
+    agent, twin = GreedyAgent(seed=3), GreedyAgent(seed=3)
+    for i in np.flatnonzero(masks.any(axis=1)):
+        action = agent.act(obs[i], masks[i])
+        assert best[i, action], (i, action)
+        assert action == twin.act_batch(obs[i:i + 1], masks[i:i + 1])[0]
+
+
+def test_tournament_games_replay_the_recorded_actions(golden):
+    """Tournament games (greedy against random) play exactly the recorded actions."""
+    actions, lengths = [], []
+    for n, oracle, demon, seed, games in GEN.TOURNAMENTS:
+        for record in play_games(["greedy"] + ["random"] * (n - 1), range(games), num_players=n, seed=seed,
+                                 oracle=oracle, demon=demon, keep_actions=True):
+            actions += list(record["actions"])
+            lengths.append(len(record["actions"]))
+    assert lengths == golden["tournament_lengths"].tolist()
+    assert actions == golden["tournament_actions"].tolist()
+
+
+def test_deterministic_for_a_fixed_rng_state(golden):
     """The same ``rng_state`` gives the same actions (and advances the same way); ``act_batch``
-    replays after re-seeding the agent."""
-    obs, masks = positions
-    params = np.array([getattr(GreedyAgent(), name) for name in PARAM_NAMES], dtype=np.float64)
+    replays after re-seeding the agent, with int8 or bool masks."""
+    obs, masks = golden["obs"], golden["masks"]
+    params = GreedyAgent().params()
     runs = []
     for _ in range(2):
         state = np.array([12345], dtype=np.uint64)
@@ -145,6 +145,19 @@ def test_deterministic_for_a_fixed_rng_state(positions):
     assert (agent.act_batch(obs, masks) == first).all()
     agent.seed(4)
     assert (agent.act_batch(obs, masks.astype(bool)) == first).all()
+
+
+def test_every_kernel_file_keys_the_numba_cache():
+    """Every file of agents/greedy/ that defines kernels is in ``KERNEL_FILES``, and every kernel
+    file (agents/features.py too) is covered by them in Numba's cache key: a change recompiles."""
+    import agents.features
+    from bali_env.engine import numba_cache
+
+    package = Path(KERNEL_FILES[0]).parent
+    with_kernels = {str(p) for p in package.glob("*.py") if re.search(r"^@njit", p.read_text(), re.M)}
+    assert with_kernels == set(KERNEL_FILES)
+    for path in [*KERNEL_FILES, agents.features.__file__]:
+        assert set(numba_cache._covered[Path(path).resolve()]) == {Path(p) for p in KERNEL_FILES}, path
 
 
 def test_single_and_no_legal_action():
@@ -172,6 +185,17 @@ def test_bad_inputs_raise_value_error(obs_shape, obs_dtype, mask_shape, mask_dty
     """Wrong shapes or dtypes raise ValueError naming the argument."""
     with pytest.raises(ValueError, match=name):
         GreedyAgent(seed=0).act_batch(np.zeros(obs_shape, obs_dtype), np.ones(mask_shape, mask_dtype))
+
+
+def test_bad_keys_and_act_input_raise_value_error(golden):
+    """Keys that do not match the rows, and ``act`` given a batch or no legal action, are refused."""
+    obs, masks = golden["obs"][:3], golden["masks"][:3]
+    with pytest.raises(ValueError, match="keys"):
+        GreedyAgent(seed=0).act_batch_keyed(obs, masks, np.zeros(2, np.uint64))
+    with pytest.raises(ValueError, match="one observation"):
+        GreedyAgent(seed=0).act(obs[:2], masks[:2])
+    with pytest.raises(ValueError, match="no legal action"):
+        GreedyAgent(seed=0).act(obs[0], np.zeros(N_ACTIONS, np.int8))
 
 
 def test_empty_batch():

@@ -1,5 +1,6 @@
-"""``bali play``: scripted full games, input handling, saved records, the CLI entry, and that
-the display shows only what the human may know (built from their observation alone)."""
+"""``bali play`` (``agents.play``): scripted full games, input handling, saved records, the CLI
+entry (options checked before anything is printed, Ctrl-C and SIGTERM exit 130), and that the
+display shows only what the human may know (built from their observation alone)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
+from agents import play as P
 from agents.base import make_agent
-from bali_env import play as P
 from bali_env.bali_v0 import raw_env
-from bali_env.cli import main as cli_main
 from bali_env.contract import ACTION_NAMES
 from bali_env.records import load_record, validate_record
 from bali_env.view import decode_observation
@@ -199,22 +199,74 @@ def test_relative_seats_use_real_names() -> None:
     assert "player_2 (you): stones 4" in text
 
 
-def test_cli_save_writes_a_loadable_record(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr("builtins.input", lambda prompt="": "1")
-    path = tmp_path / "game.json"
-    assert cli_main(["play", "--players", "2", "--opponents", "random", "--seed", "7", "--save", str(path)]) == 0
+def test_cli_save_writes_a_loadable_record(tmp_path, capsys) -> None:
+    path = tmp_path / "new" / "game.json"
+    assert P.main(["--players", "2", "--opponents", "random", "--seed", "7", "--save", str(path)],
+                  input_fn=lambda prompt: "1") == 0
     record = load_record(path)
     assert record["agents"] == ["human", "random"] and record["final_scores"] is not None
     assert "saved the game record" in capsys.readouterr().out
 
 
-def test_cli_quit_and_errors(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    assert cli_main(["play", "--players", "2", "--opponents", "nosuchbot"]) == 2
+def test_cli_quit_and_errors(capsys) -> None:
+    assert P.main(["--players", "2", "--opponents", "nosuchbot"]) == 2
     assert "nosuchbot" in capsys.readouterr().err
-    assert cli_main(["play", "--players", "2", "--seat", "5", "--opponents", "random"]) == 2
-    monkeypatch.setattr("builtins.input", lambda prompt="": "q")
-    assert cli_main(["play", "--players", "2", "--opponents", "random", "--seed", "1"]) == 0
+    assert P.main(["--players", "2", "--seat", "5", "--opponents", "random"]) == 2
+    assert P.main(["--players", "2", "--opponents", "random", "--seed", "1"], input_fn=lambda prompt: "q") == 0
     assert "Bye" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--seat", "2"], "--seat must be 0..1"),
+    (["--seed", "-1"], "--seed must be an int >= 0"),
+    (["--opponents", "mcts:sims=0"], "opponent 'mcts:sims=0'"),
+    (["--save", "FOLDER"], "is a folder"),
+    (["--save", "FILE/game.json"], "is not a folder"),
+])
+def test_bad_options_stop_before_anything_is_printed_or_written(tmp_path, capsys, argv, says) -> None:
+    """One line on stderr, exit code 2; nothing on stdout, nothing created."""
+    (tmp_path / "FILE").write_text("x")
+    (tmp_path / "FOLDER").mkdir()
+    argv = [str(tmp_path / a) if a.startswith(("FILE", "FOLDER")) else a for a in argv]
+    asked: list[str] = []
+    assert P.main(["--players", "2", "--opponents", "random", *argv], input_fn=asked.append) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and asked == []
+    [line] = captured.err.strip().splitlines()
+    assert line.startswith("bali play: error: ") and says in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE", "FOLDER"] and not any((tmp_path / "FOLDER").iterdir())
+
+
+def test_ctrl_c_and_sigterm_exit_130_with_one_line(tmp_path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at the prompt (the input raising KeyboardInterrupt), and a SIGTERM during the game
+    through the ``bali`` entry point: one line on stderr, exit code 130, nothing saved."""
+    import os
+    import signal
+
+    from bali_env.cli import main as cli_main
+
+    def ctrl_c(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    def sigterm(prompt: str = "") -> str:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10**6):  # the handler runs within a few bytecodes
+            pass
+        return "1"
+
+    save = tmp_path / "game.json"
+    argv = ["--players", "2", "--opponents", "random", "--seed", "3", "--save", str(save)]
+    assert P.main(argv, input_fn=ctrl_c) == 130
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr("builtins.input", sigterm)
+    try:
+        assert cli_main(["play", *argv]) == 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    captured = capsys.readouterr()
+    assert [line for line in captured.err.splitlines() if line] == ["bali play: interrupted"] * 2
+    assert captured.out.count("Bali: you are player_0") == 2 and "Bye" not in captured.out
+    assert not save.exists()
 
 
 def _final(shrines: list[int], stones: list[int], scores: list[int], winners: list[int], decided_by: str) -> str:

@@ -63,8 +63,9 @@ def test_record_with_options_replays(tmp_path):
         (lambda r: r.__setitem__("seed", "x"), "seed"),
     ],
 )
-def test_bad_records_are_refused(tmp_path, tamper, message):
-    """A record that does not replay to its recorded result, or is malformed, is refused."""
+def test_bad_records_are_refused(tmp_path, capsys, tamper, message):
+    """A record that does not replay to its recorded result, or is malformed, is refused: one
+    line on stderr, exit code 2, nothing else printed."""
     record, _ = _finished_record()
     tamper(record)
     path = tmp_path / "bad.json"
@@ -73,7 +74,8 @@ def test_bad_records_are_refused(tmp_path, tamper, message):
         load_record(path)
     out = []
     assert run([str(path)], print_fn=out.append) == 2
-    assert "refusing" in out[0]
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"bali replay: error: refusing {path}") and out == []
 
 
 def test_replay_viewer_steps_forward_and_back(tmp_path):
@@ -87,7 +89,88 @@ def test_replay_viewer_steps_forward_and_back(tmp_path):
     last = len(record["actions"])
     assert headers == [f"--- step {i}/{last} ---" for i in (0, 1, 2, 1, 5, last)]
     assert bali_env.action_to_str(record["actions"][0]) in out[1]
-    assert f"final scores {final['scores']}" in out[-1]
+    assert "Final scores: " + ", ".join(f"player_{q} (random) {x}" for q, x in enumerate(final["scores"])) \
+        in out[-1].replace("\n    ", " ")  # (wrapped to the terminal)
+
+
+@pytest.mark.parametrize("seat", [None, 1])
+def test_the_last_step_says_the_result_in_words(tmp_path, seat):
+    """The replay ends with every player's score and the winner(s) in words, not Python lists."""
+    record, final = _finished_record(n=3, oracle=False)
+    for winners in (final["winners"], [0, 2]):  # one winner; a shared win (a record saying so)
+        rec = dict(record, winners=winners)
+        frames = _frames(rec, seat)
+        last = frames[-1].splitlines()[-2:]
+        scores = ", ".join(f"player_{q} (random) {x}" for q, x in enumerate(final["scores"]))
+        who = " and ".join(f"player_{w} (random)" for w in winners)
+        assert last == [f"Final scores: {scores}.", f"Winner: {who}." if len(winners) == 1 else f"Shared win: {who}."]
+        assert "[" not in "".join(last) and "'" not in "".join(last)
+        assert not any("Final scores" in f for f in frames[:-1])
+
+
+def _frames(record, seat):
+    """The frames of ``record`` as ``bali replay --all`` draws them on a wide terminal (the record
+    is not validated: a changed result still shows)."""
+    from bali_env.replay import frame
+
+    positions = replay_states(record)
+    return [frame(record, positions, i, seat, width=1000) for i in range(len(positions))]
+
+
+def test_an_unfinished_game_says_so_at_its_last_step(tmp_path):
+    """A record of a game left early (bali play's q) ends by saying it was unfinished."""
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=4)
+    for _ in range(7):
+        env.step(env.legal_actions()[0])
+    record = env.game_record(["human", "greedy"])
+    out = []
+    assert run([str(save_record(record, tmp_path / "g.json")), "--all"], print_fn=out.append) == 0
+    assert out[-1].splitlines()[-1] == "The game was left unfinished after 7 moves."
+
+
+def test_the_public_replay_never_says_your(tmp_path):
+    """The public table (no --seat) speaks of every player in the third person: no "your"/"you"."""
+    import re
+
+    seen = set()
+    for seed in range(3):
+        record, _ = _finished_record(seed=seed, n=3, oracle=True, demon=True)
+        out = []
+        assert run([str(save_record(record, tmp_path / f"g{seed}.json")), "--all"], print_fn=out.append) == 0
+        for text in out:
+            assert not re.search(r"\byou(r)?\b", text, re.IGNORECASE), text
+            seen.update(line.split(": ", 2)[-1] for line in text.splitlines() if line.startswith("To decide: "))
+    assert len(seen) >= 6  # the frames covered most decisions (play, offerings, refill, oracle, ...)
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_replay_lines_fit_the_terminal(tmp_path, monkeypatch, columns):
+    """Every printed line fits the terminal's width (COLUMNS), long agent names included."""
+    record, _ = _finished_record(n=4, oracle=True)
+    record["agents"] = ["a_rather_long_bot_file.py:SomeBotClass:depth=3,width=12"] * 4
+    path = save_record(record, tmp_path / "g.json")
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = []
+    assert run([str(path), "--all"], print_fn=out.append) == 0
+    lines = "\n".join(out).splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert max(len(line) for line in lines) > 55  # the long lines were there, wrapped
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--seat", "3"], "--seat must be 0..2"),
+    (["--seat", "-1"], "--seat must be 0..2"),
+    (["--step", "-1"], "--step must be 0.."),
+    (["--step", "100000"], "--step must be 0.."),
+])
+def test_bad_options_are_refused_before_anything_is_printed(tmp_path, capsys, argv, says):
+    """--seat and --step out of range: one line on stderr, exit code 2, no frame printed."""
+    record, _ = _finished_record(n=3)
+    out = []
+    assert run([str(save_record(record, tmp_path / "g.json")), *argv], print_fn=out.append) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("bali replay: error: ") and says in line and out == []
 
 
 def test_replay_all_prints_every_step(tmp_path):
@@ -121,7 +204,7 @@ def test_replay_from_one_seat_shows_only_that_players_knowledge(tmp_path):
     frame, and the frames differ between seats (own offering cards are private)."""
     import copy
 
-    from bali_env.play import render_view
+    from bali_env.render import render_view
     from bali_env.view import decode_observation
 
     record, _ = _finished_record(n=3, oracle=False)
@@ -157,8 +240,6 @@ def test_replay_from_one_seat_shows_only_that_players_knowledge(tmp_path):
     assert frames[0] == frames[1]
     with pytest.raises(SystemExit):
         run([str(path), "--seat"], print_fn=out0.append)
-    bad = []
-    assert run([str(path), "--seat", "7"], print_fn=bad.append) == 2
 
 
 def test_replay_move_lines_hide_what_the_viewer_did_not_see(tmp_path):

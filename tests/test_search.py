@@ -1,5 +1,6 @@
-"""Information sets and the search agent: ``core.determinize`` samples states consistent with an
-observation (and only with it), and ``MCTSAgent`` decides from the observation alone."""
+"""The search agent: ``MCTSAgent`` decides from the observation alone (it plays on states the
+engine's ``determinize`` samples from it: tests/test_determinize.py), deterministically, and
+refuses an observation no game gives."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import bali_env
 from agents.mcts import MCTSAgent
 from agents.random_agent import RandomAgent
-from bali_env import core as C
+from bali_env import engine as E
 from bali_env.api_check import CONFIGURATIONS, config_id
 
 
@@ -27,54 +28,6 @@ def _positions(config, seed, every=3):
             yield env
         env.step(int(rng.choice(env.legal_actions())))
         step += 1
-
-
-@pytest.mark.parametrize("config", CONFIGURATIONS, ids=config_id)
-def test_determinize_reproduces_the_observation(config):
-    """Every sample, observed from seat 0, gives back the observation and mask exactly; its hidden
-    parts respect the public bounds and the conservation of cards."""
-    s = np.zeros(C.STATE_SIZE, dtype=np.int16)
-    obs2 = np.zeros(C.OBS_DIM, dtype=np.float32)
-    mask2 = np.zeros(C.N_ACTIONS, dtype=np.int8)
-    stream = np.array([7], dtype=np.uint64)
-    checked = 0
-    for env in _positions(config, seed=11):
-        for p, agent in enumerate(env.possible_agents):
-            o = env.observe(agent)
-            C.determinize(o["observation"], stream, s)
-            C.observe(s, 0, obs2, mask2)
-            np.testing.assert_array_equal(obs2, o["observation"])
-            np.testing.assert_array_equal(mask2, o["action_mask"])
-            sd = bali_env.state_dict(s)
-            n = sd["num_players"]
-            for q in range(n):
-                assert all(lo <= v <= hi for lo, v, hi in
-                           zip(sd["offerings_known_min"][q], sd["offerings"][q], sd["offerings_known_max"][q],
-                               strict=True))
-            for c in range(4):  # 25 offering cards per category: supply + every player + altar
-                assert sd["supply"][c] + sum(sd["offerings"][q][c] for q in range(n)) + sd["altar"].count(c) == 25
-            true = env.state_dict()
-            assert sorted(sd["deck"]) == sorted(true["deck"])
-            assert sd["offerings"][0] == true["offerings"][p]
-            checked += 1
-    assert checked > 50
-
-
-def test_determinize_samples_the_hidden_parts():
-    """Different samples of one observation differ in the deck order (it is not copied from the truth)."""
-    env = bali_env.raw_env(num_players=3, oracle=True)
-    env.reset(seed=4)
-    o = env.observe(env.agent_selection)["observation"]
-    stream = np.array([1], dtype=np.uint64)
-    decks = set()
-    s = np.zeros(C.STATE_SIZE, dtype=np.int16)
-    for _ in range(20):
-        C.determinize(o, stream, s)
-        decks.add(tuple(bali_env.state_dict(s)["deck"]))
-    assert len(decks) == 20
-    truth = tuple(env.state_dict()["deck"])
-    assert truth not in decks  # sampled, not copied from the true (hidden) order
-    assert all(sorted(d) == sorted(truth) for d in decks)  # but from the public composition
 
 
 @pytest.mark.slow
@@ -182,3 +135,21 @@ def test_mcts_budget_must_be_positive():
     """No budget is a clear error."""
     with pytest.raises(ValueError):
         MCTSAgent(sims=0, seconds=0)
+
+
+def test_mcts_refuses_an_observation_no_game_gives():
+    """An observation whose counts do not add up (``check_observation``), or a mask that no
+    sampled state gives back, is a ValueError before any search; a real position is searched."""
+    env = bali_env.raw_env(num_players=3, oracle=True)
+    env.reset(seed=2)
+    o = env.observe(env.agent_selection)
+    agent = MCTSAgent(seed=0, sims=5)
+    assert agent.search(o["observation"], o["action_mask"]).sum() == 5
+    deck = o["observation"].copy()
+    deck[E.O_DECK] += 1 / E.X_DECK  # one more card in the deck than its cards by id
+    with pytest.raises(ValueError, match="deck"):
+        agent.search(deck, o["action_mask"])
+    wrong_mask = o["action_mask"].copy()
+    wrong_mask[np.flatnonzero(wrong_mask == 0)[0]] = 1
+    with pytest.raises(ValueError, match="no consistent game state"):
+        agent.search(o["observation"], wrong_mask)

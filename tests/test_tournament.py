@@ -15,11 +15,13 @@ import bali_env
 from agents.base import Agent, make_agent, register_agent
 from agents.tournament import (
     TournamentError,
+    TournamentResult,
     compute_stats,
     cycle_length,
     game_ranks,
     lineup,
     participant_names,
+    rating_fit,
     rounded_games,
     run_tournament,
     wilson_interval,
@@ -236,22 +238,84 @@ def test_statistics_on_hand_made_records():
     assert a["seat_win_rate"] == [1.0, 1.0, 0.0] and c["seat_win_rate"] == [0.0, 0.5, 0.0]
     assert stats["seat_win_share"] == pytest.approx([0.5, 0.5, 0.0])
     assert stats["mean_decisions"] == pytest.approx(110)
-    # the ratings: OpenSkill Plackett-Luce updated in game order with those ranks
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    r = [model.rating() for _ in range(3)]
-    for rec in RECORDS:
-        new = model.rate([[r[p]] for p in rec["lineup"]], ranks=game_ranks(rec["scores"], rec["winners"]))
-        for team, p in zip(new, rec["lineup"], strict=True):
-            r[p] = team[0]
-    for p, stat in enumerate((a, b, c)):
-        assert stat["rating"]["mu"] == pytest.approx(r[p].mu)
-        assert stat["rating"]["ordinal"] == pytest.approx(r[p].ordinal())
-    assert a["rating"]["ordinal"] > max(b["rating"]["ordinal"], c["rating"]["ordinal"])
-    # records are processed in game order whatever order they come in; names work as lineups
+    assert a["rating"]["elo"] > max(b["rating"]["elo"], c["rating"]["elo"])
+    # names work as lineups, and the order of the records does not matter
     shuffled = [dict(rec, lineup=[["a", "b", "c"][p] for p in rec["lineup"]]) for rec in RECORDS[::-1]]
     assert compute_stats(shuffled, ["a", "b", "c"], 3) == stats
+
+
+def test_the_rating_fit_is_the_bradley_terry_maximum_likelihood():
+    """Two players, A wins 3 of 4: the maximum-likelihood strengths differ by ln 3, i.e. 400 log10 3
+    = 190.8 Elo (the fit's small regularisation shrinks it by less than 1); the field mean is 0;
+    the interval is the inverse Fisher information: 1.96 x 400/ln 10 / sqrt(4 x 3/16)."""
+    games = [([0, 1], [1.0, 2.0])] * 3 + [([1, 0], [1.0, 2.0])]
+    fit = rating_fit(games, 2)
+    assert fit["rating"][0] - fit["rating"][1] == pytest.approx(400 * math.log10(3), abs=1.0)
+    assert sum(fit["rating"]) == pytest.approx(0.0, abs=1e-9)
+    # both ratings move together: each one's interval is half the difference's, sqrt(1 / (4 p (1-p))) / 2
+    se_diff = 1 / math.sqrt(4 * 0.75 * 0.25)
+    assert fit["ci95"][0] == pytest.approx(1.959964 * 400 / math.log(10) * se_diff / 2, rel=0.02)
+    # a shared win counts as both orders, half each: one win and one tie equal 1.5 wins of 2
+    tie = rating_fit([([0, 1], [1.0, 2.0]), ([0, 1], [1.5, 1.5])], 2)
+    assert tie["rating"][0] - tie["rating"][1] == pytest.approx(400 * math.log10(3), abs=2.0)
+
+
+def _random_records(rng, m, n, games):
+    """Seat-rotated games between m participants with random scores and winners."""
+    records = []
+    for k in range(games):
+        scores = [int(v) for v in rng.integers(30, 40, n)]
+        best = max(scores)
+        winners = [q for q in range(n) if scores[q] == best]
+        records.append({"game": k, "lineup": list(lineup(k, m, n)), "scores": scores, "winners": winners,
+                        "decisions": 100})
+    return records
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shuffling_the_games_leaves_the_table_identical(seed):
+    """The statistics and the table depend on the games, not on the order they finished in."""
+    rng = np.random.default_rng(seed)
+    m, n = (4, 2) if seed % 2 else (5, 4)
+    names = [f"p{p}" for p in range(m)]
+    records = _random_records(rng, m, n, cycle_length(m, n) * 3)
+    base = compute_stats(records, names, n)
+    shuffled = [dict(r, game=i) for i, r in enumerate(rng.permutation(np.array(records, dtype=object)))]
+    again = compute_stats(shuffled, names, n)
+    assert again["participants"] == base["participants"]
+    config = {"num_players": n, "games": len(records), "games_requested": len(records), "seed": 0,
+              "oracle": False, "demon": False, "workers": 1, "cycle_length": cycle_length(m, n)}
+    tables = [TournamentResult(config=config, participants=s["participants"], seat_win_share=s["seat_win_share"],
+                               mean_decisions=s["mean_decisions"], games=[]).table(width=120) for s in (base, again)]
+    assert tables[0] == tables[1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_in_a_balanced_round_robin_more_wins_never_rank_lower(seed):
+    """Every pair meets equally often (2 players, seats rotated): the fitted ratings order the
+    participants as their wins do (equal wins: equal ratings), so the table does too."""
+    rng = np.random.default_rng(100 + seed)
+    m = 4 + seed % 3
+    records = _random_records(rng, m, 2, cycle_length(m, 2) * (2 + seed))
+    names = [f"p{p}" for p in range(m)]
+    stats = compute_stats(records, names, 2)["participants"]
+    for a in stats:
+        for b in stats:
+            if a["wins"] > b["wins"]:
+                assert a["rating"]["elo"] > b["rating"]["elo"], (a, b)
+            elif a["wins"] == b["wins"]:
+                assert a["rating"]["elo"] == pytest.approx(b["rating"]["elo"], abs=1e-3)
+
+
+def test_a_real_round_robin_ranks_by_wins():
+    """The newcomer's case: a balanced 2-player round robin of four agents; the table's order
+    never puts more wins below fewer."""
+    result = run_tournament(["random", "greedy", "greedy:rival_weight=0", "mcts:sims=30"], num_players=2, games=36,
+                            seed=14, workers=1, progress=False)
+    wins = [p["wins"] for p in result.ranked()]
+    assert all(wins[i] >= wins[i + 1] for i in range(len(wins) - 1)), result.table()
+    rows = [line.split()[0] for line in result.table(width=200).splitlines()[2:2 + len(wins)]]
+    assert rows == [p["name"] for p in result.ranked()]
 
 
 # ------------------------------------------------------------------------------------- outputs and CLI
@@ -295,6 +359,68 @@ def test_cli_errors_exit_2(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("bad", [["--agents", "greedy", "nosuch"], ["--agents", "greedy", "random", "--games", "0"],
+                                 ["--agents", "greedy"], ["--agents", "a.py", "random"],
+                                 ["--agents", "greedy", "random", "--workers", "0"],
+                                 ["--agents", "ppo", "greedy", "random", "--players", "3"],
+                                 ["--agents", "ppo:path=examples/my_bot.py", "greedy"]])
+def test_a_rejected_command_prints_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys, bad):
+    """Tried as a new user would: every argument is checked before anything is printed or
+    created, so a refused run writes no "writing to" line and no results folder."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bad = [a.replace("path=examples/", f"path={root}/examples/") for a in bad]
+    monkeypatch.chdir(tmp_path)
+    args = bad if "--players" in bad else [*bad, "--players", "2"]
+    assert cli_main(["tournament", *args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bali tournament: error: ") and err.count("\n") == 1 and "writing to" not in err
+    assert list(tmp_path.iterdir()) == []
+    if "--players" in bad:
+        assert "train a 3-player policy with bali train --players 3" in err
+    if any("my_bot.py" in a for a in bad):
+        assert "not a policy file: expected the .npz that bali train writes" in err
+
+
+def test_two_runs_started_at_once_write_two_complete_folders(tmp_path):
+    """Two tournaments started together in the same folder (same second): each gets its own
+    results folder (a -2 suffix on collision), both complete."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "bali_env.cli", "tournament", "--agents", "random", "random", "--players", "2",
+            "--games", "4", "--workers", "1", "--no-progress"]
+    procs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    folders = sorted((tmp_path / "results" / "tournament").iterdir())
+    assert len(folders) == 2
+    for folder in folders:
+        assert json.loads((folder / "results.json").read_text())["config"]["games"] == 4
+        assert (folder / "results.csv").exists() and (folder / "journal.jsonl").exists()
+
+
+def test_a_second_run_into_the_same_folder_at_once_is_refused(tmp_path, capsys):
+    """While a run writes to OUT, another run given the same --out stops at once (exit 2)
+    instead of mixing its files into the first one's."""
+    from agents.tournament.journal import claim_out_dir
+
+    with claim_out_dir(tmp_path / "out"):
+        rc = cli_main(["tournament", "--agents", "random", "random", "--players", "2", "--games", "2", "--workers",
+                       "1", "--no-progress", "--out", str(tmp_path / "out")])
+    assert rc == 2 and "another tournament is writing" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".lock"]
+
+
+def test_new_output_dir_takes_a_suffix_on_collision(tmp_path):
+    """The folder of a run is created exclusively: the same name twice gives NAME and NAME-2."""
+    from bali_env.files import new_output_dir
+
+    assert [new_output_dir(tmp_path, "run").name for _ in range(3)] == ["run", "run-2", "run-3"]
+
+
 BOT = '''
 """A user's bot: always the first legal action."""
 import numpy as np
@@ -321,11 +447,26 @@ def test_your_own_bot_from_a_file_plays_a_tournament(tmp_path, workers):
     assert bot.offset == 1 and bot.name.endswith("mybot:FirstLegal")
     res = run_tournament([spec, "random"], num_players=2, games=4, seed=0, workers=workers, progress=False)
     assert sum(p["games"] for p in res.participants) == 8
+    assert [p["name"] for p in res.participants] == ["mybot:FirstLegal", "random"]  # not the file's full path
     bot_file = tmp_path / "mybot.py"
     for bad, says in ((f"{tmp_path / 'nope.py'}:X", "not found"), (f"{bot_file}:Missing", "no agent class"),
                       (f"{bot_file}", "class name")):
         with pytest.raises(ValueError, match=says):
             make_agent(bad)
+
+
+NAMED_BOT = BOT.replace("class FirstLegal(Agent):", "class FirstLegal(Agent):\n    name = 'firstbot'")
+
+
+def test_a_bot_is_listed_by_its_own_name(tmp_path):
+    """A file bot's row shows its ``name`` (docs/bots.md); two bots of one name are numbered."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "bot.py").write_text(NAMED_BOT)
+    specs = [f"{tmp_path / 'a' / 'bot.py'}:FirstLegal", f"{tmp_path / 'b' / 'bot.py'}:FirstLegal:offset=1", "random"]
+    res = run_tournament(specs, num_players=2, games=6, seed=0, workers=1, progress=False)
+    assert [p["name"] for p in res.participants] == ["firstbot#1", "firstbot#2", "random"]
+    assert res.config["agents"] == specs and "firstbot#2" in res.table()
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
@@ -360,24 +501,19 @@ def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path
     cut.mkdir()
     lines = (tmp_path / "a" / "journal.jsonl").read_text().splitlines()
     (cut / "journal.jsonl").write_text("\n".join(lines[:6]) + "\n" + lines[6][:20])  # 5 games and half a line
-    played = []
-    import agents.tournament as T
-
-    original = T.play_games
-    T.play_games = lambda games, **kw: played.extend(games) or original(games=games, **kw)
-    try:
-        resumed = run_tournament(specs, num_players=2, games=12, seed=4, workers=1, out_dir=cut, progress=False,
-                                 resume=True)
-    finally:
-        T.play_games = original
-    done_before = {json.loads(line)["game"] for line in lines[1:6]}
-    assert sorted(played) == sorted(set(range(12)) - done_before)
+    resumed = run_tournament(specs, num_players=2, games=12, seed=4, workers=1, out_dir=cut, progress=False,
+                             resume=True)
+    journal = (cut / "journal.jsonl").read_text().splitlines()
+    done_before = [json.loads(line)["game"] for line in lines[1:6]]
+    played = [json.loads(line)["game"] for line in journal[6:]]  # what the resumed run added
+    assert journal[:6] == lines[:6] and sorted(played) == sorted(set(range(12)) - set(done_before))
     assert resumed.participants == full.participants and _stats(cut) == _stats(tmp_path / "a")
     assert len(read_journal(cut / "journal.jsonl")[1]) == 12
     with pytest.raises(TournamentError, match="other settings"):
         run_tournament(specs, num_players=2, games=12, seed=5, workers=1, out_dir=cut, progress=False, resume=True)
     with pytest.raises(TournamentError, match="nothing to resume"):
         run_tournament(specs, num_players=2, games=12, seed=4, out_dir=tmp_path / "c", progress=False, resume=True)
+    assert not (tmp_path / "c").exists()  # a refused run leaves nothing behind
 
 
 def test_a_new_run_replaces_an_earlier_one_whole_and_says_so(tmp_path, capsys):
@@ -397,6 +533,9 @@ def test_out_is_checked_before_any_game(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(TournamentError, match="cannot write to the output folder"):
         run_tournament(["random", "random"], num_players=2, games=2, out_dir=tmp_path / "file" / "out", progress=False)
+    with pytest.raises(TournamentError, match="unknown agent"):
+        run_tournament(["random", "nosuch"], num_players=2, games=2, out_dir=tmp_path / "new", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
 def _children(pid):
@@ -438,11 +577,15 @@ def test_fault_then_resume_matches_an_uninterrupted_run(tmp_path, fault):
     assert time.time() - t0 < 10
     assert proc.returncode == (1 if fault == "kill_worker" else 130), err
     assert "--resume" in err and ("died" in err if fault == "kill_worker" else "interrupted" in err)
-    time.sleep(1.0)
     from pathlib import Path
 
-    alive = [p for p in workers if Path(f"/proc/{p}").exists() and ") Z " not in Path(f"/proc/{p}/stat").read_text()]
-    assert not alive, "workers outlived the tournament"
+    def alive():
+        return [p for p in workers if Path(f"/proc/{p}").exists() and ") Z " not in Path(f"/proc/{p}/stat").read_text()]
+
+    deadline = time.time() + 10
+    while alive() and time.time() < deadline:
+        time.sleep(0.05)
+    assert not alive(), "workers outlived the tournament"
     finished = journal.read_text().count("\n") - 1
     assert 100 <= finished < 3000
     sp.run([*cmd, "--out", str(tmp_path / "cut"), "--resume"], cwd=root, check=True, capture_output=True)
@@ -455,7 +598,7 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
     """compile_share compiles, by argument types, exactly the overloads play_games then calls: no
     game step compiles a new signature (else the workers' shared-out first compile is wasted),
     and every job is given to exactly one worker."""
-    from agents.greedy_kernels import greedy_decide_batch
+    from agents.greedy.decide import greedy_decide_batch
     from agents.tournament import compile_share, play_games
     from bali_env import engine as C
 
@@ -480,29 +623,22 @@ def test_the_example_bot_follows_the_guide_and_beats_random():
     assert mine["games"] == 40 and mine["win_rate"] > 0.5
 
 
-def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(monkeypatch):
+def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(capsys):
     """At most QUICK_GAMES games of batched agents with their kernels compiled play in this
-    process (starting workers would take longer than the games); slow agents and long runs
-    still go to the workers."""
-    import agents.tournament as T
+    process (starting workers would take longer than the games), and say nothing of compiling;
+    slow agents and long runs go to the workers."""
+    from agents.tournament import QUICK_GAMES
     from bali_env import vector
 
     vector.compile_kernels(2, False, False)
     assert vector.kernels_cached(2, False, False)
-
-    def no_workers(*args, **kwargs):
-        raise RuntimeError("workers were started")
-
-    monkeypatch.setattr(T, "_play_parallel", no_workers)
-    waves = []
-    original = T.play_games
-    monkeypatch.setattr(T, "play_games", lambda **kw: waves.append(kw["waves"]) or original(**kw))
-    result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2, progress=False)
-    assert result.participants[0]["games"] == 8 and waves == [T.QUICK_WAVES]
+    result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2)
+    assert result.participants[0]["games"] == 8
     assert result.config["played"] == "in-process" and ", in-process, " in result.table().splitlines()[0]
-    for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], T.QUICK_GAMES + 2)):
-        with pytest.raises(T.TournamentFailed, match="workers were started"):
-            run_tournament(agents, num_players=2, games=games, seed=0, workers=2, progress=False)
+    assert "compiling" not in capsys.readouterr().err
+    for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], QUICK_GAMES + 2)):
+        result = run_tournament(agents, num_players=2, games=games, seed=0, workers=2, progress=False)
+        assert result.config["played"] == "2 worker processes"
 
 
 @pytest.mark.slow
@@ -521,33 +657,30 @@ def test_kernels_cached_reads_the_disk_cache(tmp_path):
     assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "True"
 
 
-def test_the_compile_notice_is_one_line_when_stderr_is_not_a_terminal(capsys):
-    """Piped or logged, the "compiling" notice is printed once, not animated frame by frame."""
-    import time
+def _bali(args, cwd, cache=None, **kwargs):
+    """Run ``bali ARGS`` in a new process (with an empty Numba cache in ``cache``)."""
+    import os
+    import subprocess
+    import sys
 
-    from agents.tournament import _Spinner
-
-    spinner = _Spinner(True)
-    time.sleep(1.0)
-    spinner.stop()
-    err = capsys.readouterr().err
-    assert err == "compiling the game kernels (first run only; cached afterwards)\n"
+    env = dict(os.environ, **({"NUMBA_CACHE_DIR": str(cache)} if cache else {}))
+    return subprocess.run([sys.executable, "-m", "bali_env.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, **kwargs)
 
 
-def test_only_short_runs_of_cheap_agents_with_cold_kernels_play_interpreted(monkeypatch):
-    """Interpreted play is chosen only while the game's kernels are not cached, for at most
-    QUICK_GAMES games, and only when every agent is cheap without compiled kernels."""
-    import agents.tournament as T
-    from bali_env import vector
-
-    job = {"specs": ["greedy", "random", "ppo"], "num_players": 3, "oracle": True, "demon": False}
-    monkeypatch.setattr(vector, "kernels_cached", lambda *args: False)
-    assert T._interpret_first_run(job, T.QUICK_GAMES)
-    assert not T._interpret_first_run(job, T.QUICK_GAMES + 1)
-    assert not T._interpret_first_run(dict(job, specs=["mcts:sims=5", "random"]), 8)
-    assert not T._interpret_first_run(dict(job, specs=["examples/my_bot.py:PriestFirst", "random"]), 8)
-    monkeypatch.setattr(vector, "kernels_cached", lambda *args: True)
-    assert not T._interpret_first_run(job, 8)
+@pytest.mark.slow
+@pytest.mark.parametrize("agents, games", [(["mcts:sims=5", "random"], 4), (["greedy", "random"], 66)])
+def test_the_compile_notice_is_said_once_and_only_when_kernels_compile(tmp_path, agents, games):
+    """From an empty cache, a run that compiles (search agents, long runs: not interpreted) says
+    so in one line when stderr is not a terminal; the same run again, cached, does not."""
+    args = ["tournament", "--agents", *agents, "--players", "2", "--games", str(games), "--workers", "2",
+            "--out", str(tmp_path / "out")]
+    first = _bali(args, tmp_path, cache=tmp_path / "cache", timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("compiling the game kernels") == 1, first.stderr
+    assert "interpreted" not in first.stdout
+    again = _bali(args, tmp_path, cache=tmp_path / "cache", timeout=600)
+    assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
 
 
 @pytest.mark.parametrize("num_players, oracle, demon, lineup", [
@@ -555,23 +688,25 @@ def test_only_short_runs_of_cheap_agents_with_cold_kernels_play_interpreted(monk
     pytest.param(3, True, False, ["greedy", "random", "greedy"], marks=pytest.mark.slow),
     pytest.param(4, True, True, ["greedy", "ppo", "random", "greedy"], marks=pytest.mark.slow),
 ])
-def test_a_first_run_played_interpreted_gives_the_compiled_games(monkeypatch, tmp_path, num_players, oracle, demon,
-                                                                 lineup):
-    """A first run played interpreted (worker processes with Numba's JIT off) plays the very
-    games compiled kernels play: same deals, same moves, same scores and winners."""
-    import agents.tournament as T
-
+def test_a_first_run_played_interpreted_gives_the_compiled_games(tmp_path, num_players, oracle, demon, lineup):
+    """A short first run of cheap agents (empty cache) plays interpreted in worker processes
+    with Numba's JIT off, without a compile notice, and plays the very games compiled kernels
+    play: same deals, same moves, same scores and winners."""
     setup = {"num_players": num_players, "games": 8, "seed": 7, "oracle": oracle, "demon": demon,
              "progress": False, "save_records": True}
-    monkeypatch.setattr(T, "_interpret_first_run", lambda job, games: False)
     compiled = run_tournament(lineup, workers=1, out_dir=tmp_path / "compiled", **setup)
-    monkeypatch.setattr(T, "_interpret_first_run", lambda job, games: True)
-    interpreted = run_tournament(lineup, workers=2, out_dir=tmp_path / "interpreted", **setup)
+    args = ["tournament", "--agents", *lineup, "--players", str(num_players), "--games", "8", "--seed", "7",
+            "--workers", "2", "--no-progress", "--save-records", "--out", str(tmp_path / "interpreted")]
+    args += ["--oracle"] * oracle + ["--demon"] * demon
+    run = _bali(args, tmp_path, cache=tmp_path / "cache", timeout=600)
+    assert run.returncode == 0, run.stderr
+    interpreted = json.loads((tmp_path / "interpreted" / "results.json").read_text())
+    assert interpreted["config"]["played"] == "2 worker processes, interpreted: kernels not compiled yet"
+    assert "interpreted: kernels not compiled yet" in " ".join(run.stdout.split())  # the header says so
+    assert "compiling" not in run.stderr
     assert compiled.config["played"] == "in-process"
-    assert interpreted.config["played"] == f"2 worker processes, {T.INTERPRETED_NOTE}"
-    assert interpreted.games == compiled.games
+    assert interpreted["games"] == compiled.games and interpreted["participants"] == compiled.participants
     records = sorted((tmp_path / "compiled" / "records").glob("game_*.json"))
     assert len(records) == len(compiled.games) >= 8
     for path in records:  # every move of every game
         assert (tmp_path / "interpreted" / "records" / path.name).read_text() == path.read_text()
-    assert interpreted.participants == compiled.participants

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import bali_env
+from bali_env import engine as E
 from bali_env.api_check import CONFIGURATIONS, config_id
 
 
@@ -55,3 +56,19 @@ def test_decode_rejects_a_wrong_shape():
     """A vector of the wrong length is a ValueError."""
     with pytest.raises(ValueError):
         bali_env.decode_observation(np.zeros(10, dtype=np.float32))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_the_engine_readers_decode_the_player_count_and_the_farmer_choice(n):
+    """``obs_num_players`` reads the player count of every observation (the one reader
+    ``decode_observation`` uses); ``farmer_choice_category`` gives the category of actions 40-43
+    and -1 for every other action."""
+    env = bali_env.raw_env(num_players=n)
+    env.reset(seed=n)
+    for agent in env.possible_agents:
+        obs = env.observe(agent)["observation"]
+        assert E.obs_num_players(obs) == n == bali_env.decode_observation(obs).num_players
+    categories = [E.farmer_choice_category(a) for a in range(E.N_ACTIONS)]
+    assert categories == [-1] * E.A_FARMER_CHOICE + list(range(E.N_CATEGORIES))
+    assert [E.farmer_choice_category.py_func(a) for a in range(E.N_ACTIONS)] == categories
+    assert E.ACTION_NAMES[E.A_FARMER_CHOICE + 2] == "farmer reward: take bananas"

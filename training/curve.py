@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     """Evaluate every checkpoint of a run against each opponent; write curve.csv and curve.png."""
     from agents import make_agent
 
-    from .train import evaluate, plot_curve, write_csv
+    from .evaluate import evaluate, plot_curve, write_csv
 
     p = argparse.ArgumentParser(prog="python -m training.curve", description=__doc__.splitlines()[0])
     p.add_argument("run", type=Path, help="the --out folder of a bali train run")

@@ -45,11 +45,13 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
 
     from agents import make_agent
 
-    from .train import _opponent_weights, defaults, make_model
-    from .vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from .loop import make_model
+    from .pool import OpponentPool, make_policy_opponent, opponent_weights
+    from .train import defaults
+    from .vec_env import BaliSB3VecEnv
 
     c = configs()[name]
-    weights = _opponent_weights(opponents)
+    weights = opponent_weights(opponents)
     settings = defaults()
     for key, value in c.items():
         setattr(settings, key, value)
@@ -84,7 +86,8 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure both configurations against both mixes, print a table and JSON."""
-    from .train import _opponent_weights, defaults
+    from .pool import opponent_weights
+    from .train import defaults
 
     p = argparse.ArgumentParser(prog="python -m training.throughput", description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=65536, help="timed env steps per measurement")
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--steps must be positive, got {args.steps}")
     for mix in args.opponents:
         try:
-            _opponent_weights(mix)
+            opponent_weights(mix)
         except ValueError as exc:
             p.error(f"--opponents: {exc}")
     rows = [measure(name, args.steps, mix, args.players) for mix in args.opponents for name in configs()]

@@ -3,8 +3,8 @@
 ``BaliSB3VecEnv(num_envs, pool, num_players=2, ...)`` runs ``num_envs`` games in one
 ``BaliVectorEnv`` (one Numba call per step, no Python env object per game). In every game the
 learner plays one seat, rotating with the game count of that slot so every seat is trained;
-the other seats are played by opponents drawn from an ``OpponentPool`` when the game starts
-(random, greedy, frozen copies of past policies, ...). ``step`` applies the learner's actions,
+the other seats are played by opponents drawn from an ``OpponentPool`` (``training.pool``) when
+the game starts (random, greedy, frozen copies of past policies, ...). ``step`` applies the learner's actions,
 then lets the opponents move (in batches, grouped by opponent) until every game waits for the
 learner again. A game that ends (on anyone's move) reports the learner's terminal reward and
 ``done``, and the slot starts a new game at once (SB3's VecEnv convention).
@@ -28,72 +28,9 @@ from agents.features import feature_count, policy_input
 from bali_env import engine as C
 from bali_env.vector import BaliVectorEnv
 
+from .pool import OpponentPool, make_policy_opponent
 
-class OpponentPool:
-    """Named opponents with sampling weights; ``add`` grows it (self-play snapshots)."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.names: list[str] = []
-        self.agents: list[Any] = []
-        self.weights: list[float] = []
-        self.rng = np.random.default_rng(seed)
-
-    def add(self, name: str, agent: Any, weight: float = 1.0) -> None:
-        """Add an opponent (anything with ``act_batch(observations, action_masks)``)."""
-        self.names.append(name)
-        self.agents.append(agent)
-        self.weights.append(float(weight))
-
-    def remove_oldest(self, prefix: str) -> None:
-        """Drop the oldest opponent whose name starts with ``prefix`` (a bounded self-play pool)."""
-        for i, name in enumerate(self.names):
-            if name.startswith(prefix):
-                del self.names[i], self.agents[i], self.weights[i]
-                return
-
-    def sample(self) -> int:
-        """Index of an opponent drawn with the weights."""
-        w = np.asarray(self.weights, dtype=np.float64)
-        return int(self.rng.choice(len(w), p=w / w.sum()))
-
-    def __len__(self) -> int:
-        return len(self.agents)
-
-    def checkpoint(self) -> dict[str, Any]:
-        """Everything needed to rebuild the pool (``from_checkpoint``): names, weights, every
-        generator's state (a search's stream too: ``mcts``), and the weights of frozen policy
-        snapshots; agents that are not snapshots are rebuilt from their name (an agent spec such as
-        ``greedy`` or ``mcts:sims=200``)."""
-        from agents.ppo_agent import PPOAgent
-
-        entries = []
-        for name, agent, weight in zip(self.names, self.agents, self.weights, strict=True):
-            snapshot = isinstance(agent, PPOAgent) and agent.path is None and agent._fixed is not None
-            entries.append({"name": name, "weight": weight, "rng": agent.rng.bit_generator.state,
-                            "policy": agent._fixed.arrays() if snapshot else None,
-                            "deterministic": bool(getattr(agent, "deterministic", False)),
-                            "stream": None if getattr(agent, "_stream", None) is None else agent._stream.copy()})
-        return {"rng": self.rng.bit_generator.state, "entries": entries}
-
-    @classmethod
-    def from_checkpoint(cls, saved: dict[str, Any]) -> OpponentPool:
-        """The pool ``checkpoint()`` saved, generators included."""
-        from agents import make_agent
-        from agents.ppo_agent import ExportedPolicy, PPOAgent
-
-        pool = cls()
-        pool.rng.bit_generator.state = saved["rng"]
-        for entry in saved["entries"]:
-            if entry["policy"] is not None:
-                policy = ExportedPolicy.from_arrays(*entry["policy"], where=f"snapshot {entry['name']}")
-                agent = PPOAgent(policy=policy, deterministic=entry["deterministic"], name="self")
-            else:
-                agent = make_agent(entry["name"])
-            agent.rng.bit_generator.state = entry["rng"]
-            if entry.get("stream") is not None:
-                agent._stream[:] = entry["stream"]
-            pool.add(entry["name"], agent, entry["weight"])
-        return pool
+__all__ = ["BaliSB3VecEnv", "OpponentPool", "make_policy_opponent"]  # the pool's names: re-exported
 
 
 class BaliSB3VecEnv(VecEnv):
@@ -274,12 +211,3 @@ class BaliSB3VecEnv(VecEnv):
         if isinstance(indices, int):
             return [indices]
         return list(indices)
-
-
-def make_policy_opponent(policy: Any, seed: int | None = None, deterministic: bool = False) -> Any:
-    """A frozen copy of an SB3 (Maskable) policy as an opponent that plays by the NumPy forward
-    pass (``agents.ppo_agent``): no torch call per opponent move, sampling from the masked policy
-    with its own seeded generator (or its most probable action with ``deterministic``)."""
-    from agents.ppo_agent import ExportedPolicy, PPOAgent
-
-    return PPOAgent(seed=seed, policy=ExportedPolicy.from_sb3(policy), deterministic=deterministic, name="self")

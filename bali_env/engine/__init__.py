@@ -18,17 +18,20 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``refill.py`` | 3, phase 3 | ``legal_refill`` / ``apply_refill``, new columns, owed oracle peeks |
 | ``oracle.py`` | 3, Oracle | ``legal_oracle`` / ``apply_oracle`` |
 | ``scoring.py`` | 3, phase 4 | scoring, the majority rule; ``legal_shrine_reward`` / |
-| | | ``apply_shrine_reward``, ``legal_farmer_choice`` / ``apply_farmer_choice`` |
+| | | ``apply_shrine_reward``, ``legal_farmer_choice`` / ``apply_farmer_choice``, |
+| | | ``farmer_choice_category`` (the category a farmer-choice action takes) |
 | ``end.py`` | 4 | end of the game, altar values, ``score_parts``, ``decide_winners``, rewards |
 | ``step.py`` | 6 | ``legal_mask`` / ``apply_action``: dispatchers over the pairs above |
 | ``obs_spec.py`` | 5 | the observation layout, declared once |
-| ``observe.py`` | 5 | the observation encoder |
+| ``observe.py`` | 5 | the observation encoder; ``obs_one_hot`` / ``obs_count`` / ``obs_num_players`` read it |
+| ``determinization.py`` | 5 | its inverse: ``determinize`` samples a full state consistent with an |
+| | | observation (``check_observation`` first); the search plays on such samples |
 | ``batch.py`` | | batched stepping and whole random games (rollouts) |
 | ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
 
-Every kernel is ``@njit(cache=True)``. Randomness is used only when dealing, from a 64-bit seed
-through a SplitMix64 stream; after the deal the game is deterministic (the deck order is part of
-the state).
+Every kernel is ``@njit(cache=True)``. Randomness is used only when dealing (and when sampling a
+hidden state, ``determinize``), from a 64-bit seed through a SplitMix64 stream; after the deal the
+game is deterministic (the deck order is part of the state).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from .batch import (  # noqa: E402
     rollout_states,
 )
 from .deal import init_game  # noqa: E402
+from .determinization import check_observation, determinize  # noqa: E402
 from .end import (  # noqa: E402
     N_PARTS,
     PART_OFFERINGS,
@@ -67,10 +71,10 @@ from .end import (  # noqa: E402
 )
 from .ids import *  # noqa: E402,F403
 from .obs_spec import *  # noqa: E402,F403
-from .observe import decision_index, obs_count, obs_one_hot, observe  # noqa: E402
+from .observe import decision_index, obs_count, obs_num_players, obs_one_hot, observe  # noqa: E402
 from .play import farmers_price  # noqa: E402
 from .rng import rng_below, rng_next, shuffle  # noqa: E402
-from .scoring import majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
+from .scoring import farmer_choice_category, majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
 from .state import *  # noqa: E402,F403
 from .step import apply_action, is_legal, legal_mask, step_checked  # noqa: E402
 from .take_offering import offering_cost, offering_price  # noqa: E402

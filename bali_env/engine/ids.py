@@ -14,8 +14,11 @@ STONECUTTER, PRIEST, SHRINE = 0, 1, 2
 FARMER = 3  #: the farmer of category c is card id FARMER + c
 ORACLE = 7  #: Oracle variant only; never in a hand or a tableau
 N_CARD_TYPES = 7  #: card ids 0..6 can be in hands and tableaus
+N_CARD_IDS = 8  #: card ids 0..7 can be in the deck
 N_CATEGORIES = 4  #: rice, peanuts, bananas, chilies
+MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+N_PLAYER_COUNTS = MAX_PLAYERS - MIN_PLAYERS + 1  #: 2, 3 or 4 players
 N_COLUMNS = 4  #: market columns
 COLUMN_SIZE = 4  #: cards dealt into a column
 DECK_COUNTS = np.array([12, 9, 9, 5, 5, 5, 5, 8], dtype=np.int64)  #: copies per card id (7: oracle)
@@ -92,9 +95,9 @@ DECISION_NAMES = ("take_offering", "play", "offer_face_up", "offer_face_down", "
 #: what each decision asks, for people (renderers, ``bali play``, replays)
 DECISION_TEXT = {
     "take_offering": "phase 1: take an offering card (pay stones) or pass",
-    "play": "phase 2a: play cards from your hand",
-    "offer_face_up": "phase 2b: put one of your offering cards face up on the altar",
-    "offer_face_down": "phase 2b: put one of your offering cards FACE DOWN on the altar",
+    "play": "phase 2a: play cards from hand",
+    "offer_face_up": "phase 2b: put an offering card face up on the altar",
+    "offer_face_down": "phase 2b: put an offering card FACE DOWN on the altar",
     "offer_supply": "phase 2b: put a supply card face up on the altar",
     "refill": "phase 3: take the first card of a market column",
     "oracle": "oracle: take one of the peeked altar cards, or none",

@@ -4,10 +4,10 @@ docs/observation.md).
 ``OBS_FIELDS`` lists every field of the observation in order: a key, the names of its slots, the
 scale (a slot holds ``count / scale``; one-hots have scale 1), the highest value the observation
 space allows, and what it means. Everything else is derived from this table: the offsets and
-scales the encoder (``observe.py``) and the search's decoder use, ``observation_slot_names()``,
-``OBS_HIGH`` (the observation space's upper bound), the documentation tables
-(``markdown_table``), and ``bali_env.view.decode_observation``. A change of layout is one edit
-here (then ``python -m bali_env.docgen`` rewrites the docs).
+scales the encoder (``observe.py``) and its inverse (``determinization.py``) use,
+``observation_slot_names()``, ``OBS_HIGH`` (the observation space's upper bound), the
+documentation tables (``markdown_table``), and ``bali_env.view.decode_observation``. A change
+of layout is one edit here (then ``python -m bali_env.docgen`` rewrites the docs).
 
 The four seat blocks (relative seats 0 = you, 1 = your left, ...) repeat ``SEAT_FIELDS``.
 """
@@ -18,11 +18,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ids import CARD_KEYS, CATEGORY_NAMES, DECISION_NAMES, MAX_PLAYERS, N_CARD_TYPES, N_COLUMNS
+from .ids import (
+    CARD_KEYS,
+    CATEGORY_NAMES,
+    COLUMN_SIZE,
+    DECISION_NAMES,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    N_CARD_TYPES,
+    N_COLUMNS,
+    ORACLE_WINDOW,
+)
 
 _CARDS = CARD_KEYS[:N_CARD_TYPES]
 _COLS = tuple(f"col{col}" for col in range(N_COLUMNS))
 _REL = tuple(f"rel{r}" for r in range(MAX_PLAYERS))
+_PLAYER_COUNTS = tuple(str(k) for k in range(MIN_PLAYERS, MAX_PLAYERS + 1))
 
 
 @dataclass(frozen=True)
@@ -78,17 +89,18 @@ OBS_FIELDS: tuple[Field, ...] = (
     _seat_blocks(),
     Field("supply", _names("supply", CATEGORY_NAMES), 25.0, 1.0, "supply by category"),
     Field("deck", ("deck_size",), 58.0, 1.0, "cards left in the deck"),
-    Field("market", tuple(f"market.{col}.slot{j}.{card}" for col in _COLS for j in range(4) for card in _CARDS),
+    Field("market", tuple(f"market.{col}.slot{j}.{card}" for col in _COLS for j in range(COLUMN_SIZE)
+                          for card in _CARDS),
           1.0, 1.0, "market: column c, slot j (0 = takeable now), card id k at {start} + 28c + 7j + k "
           "(one-hot; an empty slot is all 0)"),
     Field("demon", _names("demon", _COLS), 1.0, 1.0, "demon column (one-hot; all 0 without the Demon variant)"),
     Field("variants", ("variant.oracle", "variant.demon"), 1.0, 1.0, "variants: oracle, demon"),
-    Field("num_players", _names("num_players", ("2", "3", "4")), 1.0, 1.0, "number of players: 2, 3, 4 (one-hot)"),
+    Field("num_players", _names("num_players", _PLAYER_COUNTS), 1.0, 1.0, "number of players: 2, 3, 4 (one-hot)"),
     Field("altar_size", ("altar.size",), 10.0, 6.0, "altar: number of cards"),
     Field("altar_known", _names("altar.known", CATEGORY_NAMES), 10.0, 6.0,
           "altar: cards whose category you know, by category"),
     Field("altar_unknown", ("altar.unknown",), 10.0, 6.0, "altar: cards whose category you do not know"),
-    Field("altar_top", tuple(f"altar.depth{d}.{c}" for d in range(4) for c in CATEGORY_NAMES), 1.0, 1.0,
+    Field("altar_top", tuple(f"altar.depth{d}.{c}" for d in range(ORACLE_WINDOW) for c in CATEGORY_NAMES), 1.0, 1.0,
           "altar top 4 cards: depth d (0 = top), category c at {start} + 4d + c, set only where you know it "
           "(during your oracle decision: the peeked window)"),
     Field("oracle_peeks", ("oracle.peeks_owed",), 4.0, 4.0,

@@ -3,8 +3,8 @@
 ``observe(s, p, obs, mask)`` writes seat ``p``'s observation, laid out as ``obs_spec.OBS_FIELDS``
 declares (offsets and scales come from there), and the action mask (all 0 unless ``p`` decides
 now). Only what ``p`` may know goes in: others' offering cards as the public bounds, the altar
-categories ``p`` saw, no deck order. ``obs_one_hot`` and ``obs_count`` read fields back (for the
-agents' Numba kernels).
+categories ``p`` saw, no deck order. ``obs_one_hot``, ``obs_count`` and ``obs_num_players`` read
+fields back (for the agents' Numba kernels, ``determinization.py`` and ``bali_env.view``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ import numpy as np
 from numba import njit
 
 from .ids import (
+    COLUMN_SIZE,
     D_OFFER_FACE_DOWN,
     D_OFFER_FACE_UP,
     D_PLAY,
     D_TAKE_OFFERING,
+    MIN_PLAYERS,
+    N_CARD_IDS,
     N_CARD_TYPES,
     N_CATEGORIES,
     N_COLUMNS,
+    N_PLAYER_COUNTS,
     ORACLE_WINDOW,
     PH_FARMER_CHOICE,
     PH_GAME_OVER,
@@ -130,6 +134,12 @@ def obs_count(obs, i, scale):
     return np.int64(np.rint(obs[i] * scale))
 
 
+@njit(cache=True, inline="always")
+def obs_num_players(obs):
+    """The number of players (2..4) an observation's ``num_players`` one-hot says."""
+    return MIN_PLAYERS + obs_one_hot(obs, O_NUM_PLAYERS, N_PLAYER_COUNTS)
+
+
 # ----------------------------------------------------------------------------- writing one
 @njit(cache=True, inline="always")
 def decision_index(s):
@@ -220,19 +230,19 @@ def observe(s, p, obs, mask):
     for col in range(N_COLUMNS):
         pos = s[col_pos(col)]
         for j in range(s[col_len(col)] - pos):
-            obs[O_MARKET + (col * 4 + j) * N_CARD_TYPES + s[market(col, pos + j)]] = 1.0
+            obs[O_MARKET + (col * COLUMN_SIZE + j) * N_CARD_TYPES + s[market(col, pos + j)]] = 1.0
     if s[S_DEMON] != 0:
         obs[O_DEMON + s[S_DEMON_COL]] = 1.0
     obs[O_VARIANTS] = s[S_ORACLE]
     obs[O_VARIANTS + 1] = s[S_DEMON]
-    obs[O_NUM_PLAYERS + n - 2] = 1.0
+    obs[O_NUM_PLAYERS + n - MIN_PLAYERS] = 1.0
     _observe_altar(s, p, obs)
     obs[O_ORACLE] = s[S_PEEKS] / X_PEEKS
     obs[O_ORACLE_WINDOW] = s[S_WINDOW] / X_WINDOW
     _observe_scoring(s, obs)
     for i in range(s[S_DECK_POS], s[S_DECK_LEN]):
         obs[O_DECK_CARDS + s[deck(i)]] += 1.0
-    for k in range(8):
+    for k in range(N_CARD_IDS):
         obs[O_DECK_CARDS + k] /= X_DECK_CARDS
     if s[S_LAST_COL] >= 0:
         obs[O_LAST_COL + s[S_LAST_COL]] = 1.0

@@ -4,7 +4,8 @@
 stonecutters and priests at once (``score_per_card``); shrines ask each owner in turn order
 (``legal_shrine_reward`` / ``apply_shrine_reward``); farmers hand out one offering card per
 owner and then the majority bonus, stopping for a choice when the scored category is empty
-(``legal_farmer_choice`` / ``apply_farmer_choice``). ``majority_holder`` is the majority rule.
+(``legal_farmer_choice`` / ``apply_farmer_choice``; ``farmer_choice_category`` reads such an
+action). ``majority_holder`` is the majority rule.
 """
 
 from __future__ import annotations
@@ -206,10 +207,17 @@ def legal_farmer_choice(s, p, mask):
             mask[A_FARMER_CHOICE + c] = 1
 
 
+@njit(cache=True, inline="always")
+def farmer_choice_category(action):
+    """The category a farmer-choice action takes (0..3), -1 for any other action."""
+    c = action - A_FARMER_CHOICE
+    return c if 0 <= c < N_CATEGORIES else -1
+
+
 @njit(cache=True)
 def apply_farmer_choice(s, p, action):
     """Take the chosen category instead, then hand out the next farmer card."""
-    c = action - A_FARMER_CHOICE
+    c = farmer_choice_category(action)
     s[supply(c)] -= 1
     gain_offering_public(s, p, c)
     s[S_SCORE_STEP] += 1

@@ -5,6 +5,9 @@ all seeded) and writes ``bali_<case>.txt`` next to this file; ``--check`` regene
 and prints a unified diff against the files on disk (exit 1 on any difference). Regenerate only
 after an intended rule or encoding change, and say which in the commit: ``tests/test_golden.py``
 re-renders every file from its own header and ``action:`` lines and fails on any difference.
+The stored games were played by the heuristic before its ``act`` became a batch of one (ties
+are now broken by its SplitMix64 stream), so regenerating plays other games for the cases where
+seat 0 met a tie; the files stay as they are until a rule or encoding change needs new ones.
 
 A file is a header (``game:``, ``options:``, ``agents:``, ``layout:``) and then, per step, the
 seat to move and the decision, the legal actions (id and name), the mover's non-zero observation

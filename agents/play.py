@@ -1,7 +1,7 @@
 """``bali play``: a terminal game of Bali for one human against bots.
 
 The human takes one seat, bots built with ``agents.base.make_agent`` (``random``, ``greedy``,
-``mcts``, ``mcts:sims=200``, ``sb3:model.zip``) fill the others. Everything shown during the game
+``mcts``, ``mcts:sims=200``, ``ppo``, ``sb3:model.zip``...) fill the others. Everything shown during the game
 is built from the human's own observation only (``decode_observation``), so the display shows
 exactly what that player may know (docs/rules.md section 5): never the deck order, the category of
 face-down altar cards the human did not see, or another player's exact offering cards once they
@@ -11,31 +11,41 @@ when everything is revealed, does the final scoring read the true state.
 
 ``play_game`` is the testable core (input and output are injectable); ``main`` is the CLI
 (``bali play --players 3 --opponents greedy mcts [--oracle] [--demon] [--seed N] [--seat K]
-[--save FILE]``).
+[--save FILE]``): every option is checked before anything is printed (a bad one: one line on
+stderr, exit code 2, nothing written); Ctrl-C (and SIGTERM, through ``bali``) ends the game with
+one line, exit code 130. It lives with the bots (``agents``), the floor it needs; the
+environment below (``bali_env``) does not know about it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import engine as E
-from .engine.ids import ACTION_NAMES, CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
-from .render import describe_move, fit, options_text, render_view
-from .view import decode_observation
+from bali_env import engine as E
+from bali_env.bali_v0 import raw_env
+from bali_env.engine.ids import ACTION_NAMES, CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
+from bali_env.render import describe_move, fit, options_text, render_view
+from bali_env.view import decode_observation
+
+from .base import make_agent
 
 __all__ = [
     "PlayError",
     "TurnNarrator",
     "build_opponents",
+    "check_save_path",
     "describe_bot_move",
     "explain_final_scoring",
     "main",
+    "make_parser",
     "parse_choice",
     "play_game",
     "render_view",
@@ -57,7 +67,7 @@ class PlayError(ValueError):
 
 
 class _Quit(Exception):
-    """The human left the game (``q``, end of input or Ctrl-C)."""
+    """The human left the game (``q`` or end of input)."""
 
 
 # ---------------------------------------------------------------------------- set-up
@@ -70,17 +80,18 @@ def build_opponents(num_players: int, seat: int, opponents: list[str], seed: int
         raise PlayError(f"--seat must be 0..{num_players - 1} for {num_players} players, got {seat}")
     if not opponents:
         raise PlayError("name at least one opponent, e.g. --opponents greedy")
-    from agents.base import make_agent
-
     bots: dict[int, tuple[str, Any]] = {}
     others = [q for q in range(num_players) if q != seat]
     for i, q in enumerate(others):
         spec = opponents[i % len(opponents)]
         try:
-            bots[q] = (spec, make_agent(spec, seed=seed + q))
+            agent = make_agent(spec, seed=seed + q)
+            check = getattr(agent, "check_players", None)  # e.g. the shipped ppo: a policy for this count?
+            if callable(check):
+                check(num_players)
         except Exception as exc:  # noqa: BLE001  (unknown kind, bad setting, missing model file or extra)
-            raise PlayError(f"cannot build opponent {spec!r}: {exc}. "
-                            "Try random, greedy, mcts, mcts:sims=200 or sb3:path/to/model.zip") from None
+            raise PlayError(f"opponent {spec!r}: " + " ".join(str(exc).split())) from None
+        bots[q] = (spec, agent)
     return bots
 
 
@@ -217,8 +228,6 @@ def _ask(legal: list[int], table: str, view: Any, input_fn: Callable[[str], str]
             line = input_fn("your choice> ")
         except EOFError:
             raise _Quit("end of input: leaving the game") from None
-        except KeyboardInterrupt:
-            raise _Quit("interrupted: leaving the game") from None
         if line is None:
             raise _Quit("end of input: leaving the game")
         try:
@@ -296,11 +305,12 @@ def play_game(
 ) -> dict[str, Any]:
     """Play one game, the human in ``seat`` answering through ``input_fn``, bots built from the
     ``opponents`` specs in the other seats; return the game record (``env.game_record``), with
-    ``final_scores`` None if the human left early. Raises ``PlayError`` for a bad set-up."""
-    from .bali_v0 import raw_env
-
+    ``final_scores`` None if the human left early. Raises ``PlayError`` for a bad set-up, before
+    anything is printed; a ``KeyboardInterrupt`` (Ctrl-C) is not caught."""
     if seed is None:
         seed = secrets.randbelow(2**31)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise PlayError(f"--seed must be an int >= 0, got {seed!r}")
     bots = build_opponents(num_players, seat, list(opponents), seed)
     labels = _labels(num_players, seat, bots)
     env = raw_env(num_players=num_players, oracle=oracle, demon=demon)
@@ -340,30 +350,61 @@ def play_game(
     return env.game_record(agents=specs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``bali play``: parse the options, play, optionally save the record; 2 on a bad set-up."""
+def check_save_path(path: str | Path) -> Path:
+    """``--save FILE``: a file that can be written at the end of the game (an existing file is
+    replaced; missing folders are created then). PlayError otherwise, before anything is created."""
+    p = Path(path)
+    if p.is_dir() or not p.name:
+        raise PlayError(f"--save {str(path)!r} is a folder; give a file name, e.g. --save game.json")
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:  # the nearest folder that exists
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PlayError(f"--save {str(path)!r}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PlayError(f"--save {str(path)!r}: cannot write in {str(folder)!r}")
+    return p
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``bali play``."""
     parser = argparse.ArgumentParser(prog="bali play", description="Play Bali in the terminal against bots.")
     parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4), help="seats (default 3)")
     parser.add_argument("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
                         help="bots for the other seats, in order, cycled if too few "
-                             "(random, greedy, mcts, mcts:sims=200, sb3:model.zip; default greedy)")
+                             "(random, greedy, mcts, mcts:sims=200, ppo, ppo:path=FILE.npz, sb3:model.zip, "
+                             "mybot.py:MyBot; default greedy)")
     parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
     parser.add_argument("--demon", action="store_true", help="play the Demon variant")
-    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: random, printed)")
+    parser.add_argument("--seed", type=int, default=None, help="deal seed, >= 0 (default: random, printed)")
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first player (default 0)")
     parser.add_argument("--save", default=None, metavar="FILE", help="write the game record (JSON) here")
+    return parser
+
+
+def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = None) -> int:
+    """``bali play``: parse and check the options, play, optionally save the record. Exit code 2
+    (one line) on a bad option, before anything is printed or written; 130 (one line) on Ctrl-C
+    (``bali``'s entry point turns SIGTERM into one too; nothing is saved); 0 otherwise.
+    ``input_fn`` defaults to ``input``."""
+    parser = make_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        record = play_game(args.players, args.opponents, seed=args.seed, seat=args.seat,
-                           oracle=args.oracle, demon=args.demon, input_fn=lambda prompt: input(prompt))
+        if args.save is not None:
+            check_save_path(args.save)
+        record = play_game(args.players, args.opponents, seed=args.seed, seat=args.seat, oracle=args.oracle,
+                           demon=args.demon, input_fn=input_fn or (lambda prompt: input(prompt)))
     except PlayError as exc:
         print(f"bali play: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nbali play: interrupted", file=sys.stderr)
+        return 130
     if args.save:
-        from .records import save_record
+        from bali_env.records import save_record
 
         try:
             path = save_record(record, args.save)

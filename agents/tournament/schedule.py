@@ -1,0 +1,88 @@
+"""Who plays which seat in which game: participant names, seat-rotated lineups, whole
+rotations, and the seeds agents are built with (the scheme of the package docstring)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import TournamentError
+
+LINEUP_SCHEME = (
+    "m == n: game k seats the cyclic rotation k mod n of the participants (seat s = participant (s + k) mod n); "
+    "m > n: combination (k // n) mod C(m, n) of itertools.combinations(range(m), n), rotation k mod n; "
+    "games rounded up to whole cycles"
+)
+
+
+def participant_names(specs: Sequence[str]) -> list[str]:
+    """Names of the participants from their labels (the spec, or a file bot's own name): numbered
+    ``label#1``, ``label#2``, ... when a label repeats."""
+    counts: dict[str, int] = {}
+    for spec in specs:
+        counts[spec] = counts.get(spec, 0) + 1
+    seen: dict[str, int] = {}
+    names = []
+    for spec in specs:
+        if counts[spec] == 1:
+            names.append(spec)
+        else:
+            seen[spec] = seen.get(spec, 0) + 1
+            names.append(f"{spec}#{seen[spec]}")
+    return names
+
+
+def check_sizes(num_participants: int, num_players: int) -> None:
+    if num_players not in (2, 3, 4):
+        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    if num_participants < num_players:
+        raise TournamentError(
+            f"{num_participants} participant(s) for {num_players} seats: list at least {num_players} agents; "
+            f"repeat a spec to field it several times (e.g. greedy {' '.join(['random'] * (num_players - 1))})"
+        )
+
+
+def cycle_length(num_participants: int, num_players: int) -> int:
+    """Games in one full rotation: n when there are n participants, ``C(m, n) * n`` for m > n."""
+    check_sizes(num_participants, num_players)
+    return math.comb(num_participants, num_players) * num_players
+
+
+def lineup(k: int, num_participants: int, num_players: int) -> tuple[int, ...]:
+    """The participant indices seated in game k, seat 0 first (the scheme of the module docstring)."""
+    n = num_players
+    if num_participants == n:
+        players: tuple[int, ...] = tuple(range(n))
+    else:
+        combos = _combinations(num_participants, n)
+        players = combos[(k // n) % len(combos)]
+    r = k % n
+    return tuple(players[(s + r) % n] for s in range(n))
+
+
+_COMBOS: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+
+
+def _combinations(m: int, n: int) -> list[tuple[int, ...]]:
+    if (m, n) not in _COMBOS:
+        _COMBOS[(m, n)] = list(itertools.combinations(range(m), n))
+    return _COMBOS[(m, n)]
+
+
+def rounded_games(games: int, num_participants: int, num_players: int) -> int:
+    """``games`` rounded up to a whole number of cycles (at least one cycle)."""
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise TournamentError(f"games must be a positive int, got {games!r}")
+    cycle = cycle_length(num_participants, num_players)
+    return max(1, -(-int(games) // cycle)) * cycle
+
+
+def agent_seed(seed: int, participant: int, worker: int = 0) -> int:
+    """The seed participant ``participant``'s agent is built with (every worker builds it with
+    ``worker=0``: the randomness of its moves comes from ``decision_keys``)."""
+    ss = np.random.SeedSequence([int(seed) % 2**64, participant, worker])
+    return int(ss.generate_state(1, np.uint64)[0])
+

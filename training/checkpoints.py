@@ -1,0 +1,169 @@
+"""Saving and loading what ``bali train`` trains: the model files (``save_model``), the
+checkpoint ``--resume`` continues from (``resume.pt``: ``save_checkpoint``, ``load_checkpoint``,
+``restore_model``), and the policies ``--init`` starts from (``init_problem`` checks one before
+anything starts, ``load_actor`` loads it).
+
+The checkpoint is one file, moved into place when complete: ``{"format":
+"bali-env/train-checkpoint", "version": 1, "trainer", "model", "pool", "games", "torch_rng",
+"progress"}``; ``progress`` is the run's counters (``training.loop.RunProgress`` as a dict).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bali_env.files import replace_when_done
+
+from .entry import TrainingError
+
+CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
+CHECKPOINT_FORMAT = "bali-env/train-checkpoint"  #: the ``format`` field of a checkpoint (version 1)
+
+
+def save_model(model: Any, path: Path) -> None:
+    """Save either trainer's model to ``path`` through a temporary file moved into place."""
+    with replace_when_done(path) as tmp, open(tmp, "wb") as f:
+        model.save(f)
+
+
+def save_checkpoint(path: Path, model: Any, args: argparse.Namespace, pool: Any, venv: Any,
+                    progress: dict[str, Any]) -> None:
+    """Write everything ``--resume`` needs to ``path`` (one file, moved into place when complete):
+    the model with its optimizer, the self-play pool, the games in flight, the random generators
+    (torch's, the pool's, every opponent's, the deals') and ``progress`` (counters, evaluations)."""
+    import io
+
+    import torch
+
+    if args.trainer == "lean":
+        saved_model: Any = model.checkpoint()
+    else:
+        buffer = io.BytesIO()
+        model.save(buffer)  # the zip holds the optimizer and the step count
+        saved_model = buffer.getvalue()
+    state = {"format": CHECKPOINT_FORMAT, "version": 1, "trainer": args.trainer, "model": saved_model,
+             "pool": pool.checkpoint(), "games": venv.checkpoint(), "torch_rng": torch.get_rng_state(),
+             "progress": progress}
+    with replace_when_done(path) as tmp:
+        torch.save(state, tmp)
+
+
+def load_checkpoint(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The checkpoint ``save_checkpoint`` wrote; TrainingError saying what is wrong."""
+    import torch
+
+    try:
+        state = torch.load(path, weights_only=False)  # our own file, written by save_checkpoint
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same one-line answer
+        raise TrainingError(f"{path} is not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT or state.get("version") != 1:
+        raise TrainingError(f"{path} is not a bali-env training checkpoint (version 1)")
+    if state["trainer"] != args.trainer:
+        raise TrainingError(f"{path} was saved by --trainer {state['trainer']}, config.json says {args.trainer}")
+    return state
+
+
+def restore_model(model: Any, args: argparse.Namespace, venv: Any, saved: dict[str, Any]) -> Any:
+    """The model of a resumed run over ``venv`` (whose games are put back first)."""
+    import io
+
+    import torch
+
+    venv.restore(saved["games"])
+    if args.trainer == "lean":
+        model.restore(saved["model"])
+    else:
+        from sb3_contrib import MaskablePPO
+
+        model = MaskablePPO.load(io.BytesIO(saved["model"]), env=venv, device="cpu")
+        model._last_obs = venv.observations()  # go on with the games in flight (no reset)
+        model._last_episode_starts = np.ones(venv.num_envs, dtype=bool)
+    torch.set_rng_state(saved["torch_rng"])
+    return model
+
+
+def init_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--init`` cannot start this run (None when it can): not a valid export or saved model of
+    this run's trainer, or other hidden sizes, activation or input than ``--net``, ``--activation``
+    and ``--features``. An export that reads the observation alone may start a network that also
+    reads features; a saved model must fit exactly (its critic too; a saved model does not record
+    its activation, so that one is the caller's to match)."""
+    from agents.features import feature_count
+    from agents.ppo_agent import ExportedPolicy
+    from bali_env.engine import N_ACTIONS, OBS_DIM
+
+    sizes = [int(x) for x in args.net.split(",")]
+    inputs = OBS_DIM + feature_count(None if args.features == "none" else args.features)
+    wanted = list(zip([*sizes, N_ACTIONS], [inputs, *sizes], strict=True))
+    if args.init.suffix != ".npz":
+        try:
+            state = saved_policy(args.init, args.trainer)
+        except Exception as exc:  # noqa: BLE001 - whatever the loaders raise on a foreign file
+            return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
+        if args.privileged_critic:
+            return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
+        hidden = wanted[:-1]
+        for prefix in ("mlp_extractor.policy_net.", "mlp_extractor.value_net."):  # actor, critic: same sizes
+            have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
+            if have != hidden:
+                return f"its network (layers {have}) does not fit this run's ({hidden}): give its --net and --features"
+        heads = [tuple(getattr(state.get(k), "shape", ())) for k in ("action_net.weight", "value_net.weight")]
+        if heads != [wanted[-1], (1, sizes[-1])]:
+            return f"its output layers do not fit this run's (--net {args.net})"
+        return None
+    try:
+        exported = ExportedPolicy(args.init)
+    except ValueError as exc:
+        return str(exc)
+    shapes = [tuple(w.shape) for w, _ in exported.arrays()[0]]
+    if exported.features is not None and shapes[0][1] != inputs:
+        return f"it reads the {exported.features} features; this run reads the observation alone (--features none)"
+    fits = len(shapes) == len(wanted) and all(
+        a[0] == b[0] and (a[1] == b[1] or (i == 0 and a[1] == OBS_DIM))
+        for i, (a, b) in enumerate(zip(shapes, wanted, strict=True)))
+    if not fits or exported.meta["activation"] != args.activation:
+        return (f"its actor ({exported.meta['activation']}, layers {shapes}) does not fit this run's "
+                f"({args.activation}, layers {wanted}): give the --net and --activation it was trained with")
+    return None
+
+
+def saved_policy(path: Path, trainer: str) -> dict[str, Any]:
+    """The policy's ``state_dict`` (actor and critic) in a model ``bali train`` saved: an SB3 ``.zip``
+    (``--trainer sb3``) or the lean trainer's ``.pt``."""
+    import torch
+
+    if trainer == "sb3":
+        from stable_baselines3.common.save_util import load_from_zip_file
+
+        _, params, _ = load_from_zip_file(path, device="cpu", print_system_info=False)
+        if not params or "policy" not in params:
+            raise ValueError("no policy in it")
+        return params["policy"]
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise ValueError("no state dict in it")
+    return state
+
+
+def load_actor(policy: Any, path: Path, trainer: str = "sb3") -> None:
+    """Start ``policy`` (either trainer's: ``mlp_extractor.policy_net`` and ``action_net``) from
+    ``path`` (``--init``, checked by ``init_problem``). An exported policy (``.npz``) sets the actor
+    only: input weights of features the file does not read start at 0, so the first policy plays
+    exactly like the file, and the critic starts fresh. A saved model sets actor and critic."""
+    import torch
+
+    from agents.ppo_agent import ExportedPolicy
+
+    if Path(path).suffix != ".npz":
+        policy.load_state_dict(saved_policy(path, trainer))
+        return
+    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+    with torch.no_grad():
+        for layer, (w, b) in zip(layers, ExportedPolicy(path).arrays()[0], strict=True):
+            layer.weight.zero_()
+            layer.weight[:, : w.shape[1]] = torch.from_numpy(w)
+            layer.bias.copy_(torch.from_numpy(b))

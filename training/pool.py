@@ -1,0 +1,159 @@
+"""The opponent pool of ``bali train``: who plays the seats the learner does not.
+
+``OpponentPool`` holds named opponents with sampling weights (random, greedy, ``mcts:sims=N``,
+frozen self-play snapshots ``self@STEP``); ``BaliSB3VecEnv`` draws one per seat when a game
+starts. ``opponent_weights`` reads ``--opponents``, ``build_pool`` fills a run's pool (or rebuilds
+a resumed run's), ``add_snapshot`` adds a frozen NumPy copy of the learner's policy (dropping the
+oldest past ``--pool-size``), and ``log_returns`` logs the learner's returns against each kind of
+opponent (``train/return_vs_KIND`` in ``progress.csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+OPPONENT_KINDS = ("random", "greedy", "self", "mcts")  #: what ``--opponents`` may weigh
+
+
+class OpponentPool:
+    """Named opponents with sampling weights; ``add`` grows it (self-play snapshots)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.names: list[str] = []
+        self.agents: list[Any] = []
+        self.weights: list[float] = []
+        self.rng = np.random.default_rng(seed)
+
+    def add(self, name: str, agent: Any, weight: float = 1.0) -> None:
+        """Add an opponent (anything with ``act_batch(observations, action_masks)``)."""
+        self.names.append(name)
+        self.agents.append(agent)
+        self.weights.append(float(weight))
+
+    def remove_oldest(self, prefix: str) -> None:
+        """Drop the oldest opponent whose name starts with ``prefix`` (a bounded self-play pool)."""
+        for i, name in enumerate(self.names):
+            if name.startswith(prefix):
+                del self.names[i], self.agents[i], self.weights[i]
+                return
+
+    def sample(self) -> int:
+        """Index of an opponent drawn with the weights."""
+        w = np.asarray(self.weights, dtype=np.float64)
+        return int(self.rng.choice(len(w), p=w / w.sum()))
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Everything needed to rebuild the pool (``from_checkpoint``): names, weights, every
+        generator's state (a search's stream too: ``mcts``), and the weights of frozen policy
+        snapshots; agents that are not snapshots are rebuilt from their name (an agent spec such as
+        ``greedy`` or ``mcts:sims=200``)."""
+        from agents.ppo_agent import PPOAgent
+
+        entries = []
+        for name, agent, weight in zip(self.names, self.agents, self.weights, strict=True):
+            snapshot = isinstance(agent, PPOAgent) and agent.path is None and agent._fixed is not None
+            entries.append({"name": name, "weight": weight, "rng": agent.rng.bit_generator.state,
+                            "policy": agent._fixed.arrays() if snapshot else None,
+                            "deterministic": bool(getattr(agent, "deterministic", False)),
+                            "stream": None if getattr(agent, "_stream", None) is None else agent._stream.copy()})
+        return {"rng": self.rng.bit_generator.state, "entries": entries}
+
+    @classmethod
+    def from_checkpoint(cls, saved: dict[str, Any]) -> OpponentPool:
+        """The pool ``checkpoint()`` saved, generators included."""
+        from agents import make_agent
+        from agents.ppo_agent import ExportedPolicy, PPOAgent
+
+        pool = cls()
+        pool.rng.bit_generator.state = saved["rng"]
+        for entry in saved["entries"]:
+            if entry["policy"] is not None:
+                policy = ExportedPolicy.from_arrays(*entry["policy"], where=f"snapshot {entry['name']}")
+                agent = PPOAgent(policy=policy, deterministic=entry["deterministic"], name="self")
+            else:
+                agent = make_agent(entry["name"])
+            agent.rng.bit_generator.state = entry["rng"]
+            if entry.get("stream") is not None:
+                agent._stream[:] = entry["stream"]
+            pool.add(entry["name"], agent, entry["weight"])
+        return pool
+
+
+def make_policy_opponent(policy: Any, seed: int | None = None, deterministic: bool = False) -> Any:
+    """A frozen copy of an SB3 (Maskable) policy as an opponent that plays by the NumPy forward
+    pass (``agents.ppo_agent``): no torch call per opponent move, sampling from the masked policy
+    with its own seeded generator (or its most probable action with ``deterministic``)."""
+    from agents.ppo_agent import ExportedPolicy, PPOAgent
+
+    return PPOAgent(seed=seed, policy=ExportedPolicy.from_sb3(policy), deterministic=deterministic, name="self")
+
+
+def opponent_weights(text: str) -> dict[str, float]:
+    """Parse ``--opponents`` (``random:1,greedy:3,self:1``); ValueError saying what is wrong."""
+    weights: dict[str, float] = {}
+    for item in text.split(","):
+        kind, _, w = item.strip().partition(":")
+        if kind not in OPPONENT_KINDS:
+            raise ValueError(f"unknown opponent kind {kind!r} in {text!r} ({', '.join(OPPONENT_KINDS)})")
+        try:
+            weight = float(w or 1)
+        except ValueError:
+            raise ValueError(f"opponent weight {w!r} of {kind!r} is not a number") from None
+        if not weight >= 0 or weight == float("inf"):
+            raise ValueError(f"opponent weight of {kind!r} must be >= 0, got {w!r}")
+        weights[kind] = weight
+    if sum(weights.values()) <= 0:
+        raise ValueError(f"at least one opponent kind needs a positive weight, got {text!r}")
+    return weights
+
+
+def build_pool(args: argparse.Namespace, saved: dict[str, Any] | None = None) -> OpponentPool:
+    """A run's opponent pool: random, greedy and mcts as weighted by ``args.weights`` (self-play
+    snapshots join during the run, ``add_snapshot``), or a resumed run's pool as it was saved."""
+    from agents import make_agent
+
+    if saved is not None:
+        return OpponentPool.from_checkpoint(saved["pool"])
+    pool = OpponentPool(seed=args.seed)
+    for kind in ("random", "greedy", "mcts"):
+        if args.weights.get(kind, 0) > 0:
+            spec = f"mcts:sims={args.mcts_sims}" if kind == "mcts" else kind  # the pool rebuilds it by name
+            pool.add(spec, make_agent(spec, seed=args.seed + len(pool)), args.weights[kind])
+    return pool
+
+
+def add_snapshot(pool: OpponentPool, policy: Any, args: argparse.Namespace, step: int) -> None:
+    """Add a frozen copy of the learner's ``policy`` as ``self@STEP`` (its share of the ``self``
+    weight), dropping the oldest snapshot past ``--pool-size``; nothing without a ``self`` weight."""
+    weight = args.weights.get("self", 0)
+    if weight <= 0:
+        return
+    if sum(n.startswith("self@") for n in pool.names) >= args.pool_size:
+        pool.remove_oldest("self@")
+    pool.add(f"self@{step}", make_policy_opponent(policy, seed=args.seed + step), weight / args.pool_size)
+
+
+def log_returns(logger: Any, venv: Any, seen: int) -> int:
+    """Log the learner's returns of the games ``venv`` finished since the first ``seen``: their
+    mean, and their mean against each kind of opponent. Returns the new count seen."""
+    returns = venv.episode_returns[seen:]
+    if returns:
+        logger.record_mean("train/learner_return", float(np.mean(returns)))
+        by_kind: dict[str, list[float]] = {}
+        for ret, names in zip(returns, venv.episode_opponents[seen:], strict=True):
+            by_kind.setdefault(opponent_kinds(names), []).append(ret)
+        for kind, rets in by_kind.items():
+            logger.record_mean(f"train/return_vs_{kind}", float(np.mean(rets)))
+    return len(venv.episode_returns)
+
+
+def opponent_kinds(names: str) -> str:
+    """The kinds of a game's opponents as logged (``train/return_vs_KIND``): ``self@1024,greedy``
+    gives ``greedy+self``, ``mcts:sims=200`` gives ``mcts``."""
+    return "+".join(sorted({n.split("@")[0].split(":")[0] for n in names.split(",")}))
