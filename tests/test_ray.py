@@ -1,4 +1,4 @@
-"""The Ray tournament backend (``agents.ray_backend``): the same results as local workers whatever
+"""The Ray tournament backend (``agents.tournament.backends.ray``): the same results as local workers whatever
 the backend, worker count, batch or chunk size; a Ray worker killed mid-run costs nothing (its
 chunk is retried, no game lost or counted twice); bad settings fail before any game."""
 

@@ -63,7 +63,7 @@ def start_ray(address: str | None, env_runners: int) -> bool:
     or start a local Ray instance; True when this call started Ray."""
     import ray
 
-    from agents.ray_backend import check_ray, init_ray
+    from agents.tournament.backends.ray import check_ray, init_ray
     from agents.tournament import TournamentError
 
     try:

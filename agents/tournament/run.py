@@ -18,7 +18,7 @@ from .journal import JOURNAL, claim_out_dir, start_journal
 from .play import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
 from .report import TournamentResult, load_pyplot
 from .schedule import LINEUP_SCHEME, cycle_length, rounded_games
-from .stats import compute_stats
+from .stats import compute_stats, load_rating_fit
 from .workers import CompileNotice, on_compile, play_parallel, warm_up
 
 QUICK_GAMES = 64  #: at most this many games of batched agents, kernels cached: play in-process
@@ -107,7 +107,8 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     # with every worker compiling everything and 56-64 s compiling here first). In-process runs
     # compile here. Either way a line says so while Numba compiles (and only then). A short
     # first run of cheap agents compiles nothing: it plays interpreted, 6 s instead of 30.
-    if plot:  # load the chart's library meanwhile
+    threading.Thread(target=load_rating_fit, daemon=True).start()  # the statistics' library, meanwhile
+    if plot:  # and the chart's
         threading.Thread(target=load_pyplot, daemon=True).start()
     venue, workers = _venue(job, workers, len(todo), ray)
     notice = CompileNotice(progress)

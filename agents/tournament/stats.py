@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,12 @@ def _orderings(ranks: Sequence[float], lineup_: Sequence[int]) -> list[tuple[int
     return [tuple(p for part in combo for p in part) for combo in itertools.product(*per_group)]
 
 
+def load_rating_fit() -> None:
+    """Import the rating fit's library (choix, and SciPy with it: about a second), e.g. in a
+    thread while the games are played."""
+    import choix  # noqa: F401
+
+
 def rating_fit(games: Sequence[tuple[Sequence[int], Sequence[float]]], num_participants: int) -> dict[str, list[float]]:
     """Plackett-Luce ratings fitted to all games at once (maximum likelihood, ``choix``), the
     way chess engine testers rate (Ordo, BayesElo): one strength per participant such that a
@@ -73,15 +80,15 @@ def rating_fit(games: Sequence[tuple[Sequence[int], Sequence[float]]], num_parti
         return {"rating": [0.0] * num_participants, "ci95": [math.inf] * num_participants}
     copies = math.lcm(*{k for _, k in weighted})  # a tie's k orders get weight 1/k: replicate the rest
     data = sorted(order for order, k in weighted for _ in range(copies // k))
-    theta = choix.ilsr_rankings(num_participants, data, alpha=FIT_ALPHA, max_iter=1000, tol=1e-10)
+    theta = choix.ilsr_rankings(num_participants, data, alpha=FIT_ALPHA, max_iter=1000, tol=1e-9)
     theta = theta - theta.mean()
     info = np.zeros((num_participants, num_participants))
-    for order, k in sorted(weighted):
+    for (order, k), count in sorted(Counter(weighted).items()):  # each distinct order once, weighted
         for t in range(len(order) - 1):  # each place: the softmax over those still in play
             rest = np.array(order[t:])
             p = np.exp(theta[rest] - theta[rest].max())
             p /= p.sum()
-            info[np.ix_(rest, rest)] += (np.diag(p) - np.outer(p, p)) / k
+            info[np.ix_(rest, rest)] += (np.diag(p) - np.outer(p, p)) * (count / k)
     # the information has the null space of equal shifts (only differences count): invert it on
     # the ratings that sum to 0, exactly (pinv's cut-off is unreliable there)
     shift = np.full((num_participants, num_participants), 1.0 / num_participants)

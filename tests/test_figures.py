@@ -1,0 +1,57 @@
+"""Quoted figures cannot go stale: every win rate with an interval in the README and the docs
+is what the kept result files (docs/results/) give, and the README's headline table is the one
+``benchmarks.figures`` writes from them (``benchmarks/figures.py`` says how)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks import figures
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_readme_headline_table_is_written_from_the_result_files():
+    """python -m benchmarks.figures --check: the README's table equals the generated one."""
+    assert figures.readme_block((ROOT / "README.md").read_text()) == figures.headline_table(), \
+        "README.md's headline table is stale: python -m benchmarks.figures --write"
+    assert figures.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_quoted_win_rate_comes_from_a_result_file(page):
+    """A win rate with its interval outside a history passage must be one that a claim's files
+    give (so a rerun with other results, or a typo, fails here)."""
+    known = {figures.figure(claim) for claim in figures.CLAIMS}
+    stale = [f for f in figures.quoted_figures(page.read_text()) if f not in known]
+    assert not stale, f"{page.name} quotes figures no result file gives: {stale}"
+
+
+def test_every_claim_reads_a_kept_tournament_of_its_participant():
+    """Each claim's files exist, are bali tournament results with the participant in every
+    game's lineup, and their counts are what the files' games say."""
+    for claim in figures.CLAIMS:
+        wins = games = 0
+        for name in claim.files:
+            doc = figures.load(name)
+            assert doc["config"]["games"] == len(doc["games"])
+            for game in doc["games"]:
+                seats = [s for s, who in enumerate(game["lineup"]) if who == claim.participant]
+                assert len(seats) == 1
+                games += 1
+                if seats[0] in game["winners"]:
+                    wins += 1 / len(game["winners"])
+        assert figures.tally(claim) == (pytest.approx(wins), games)
+
+
+def test_the_check_catches_a_changed_figure():
+    """The page check itself: a figure one tenth off is reported; history passages are not read."""
+    claim = figures.CLAIMS[0]
+    rate, rest = figures.figure(claim).split("%", 1)
+    wrong = f"{float(rate) + 0.1:.1f}%{rest}"
+    known = {figures.figure(c) for c in figures.CLAIMS}
+    assert figures.quoted_figures(f"wins **{wrong}** of games") == [wrong] and wrong not in known
+    assert figures.quoted_figures(f"<!-- history -->\nwins {wrong}\n<!-- /history -->") == []
