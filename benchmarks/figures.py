@@ -4,9 +4,13 @@ Every strength figure (a win rate with its 95% interval) that the README or a pa
 states about a shipped agent is a ``CLAIMS`` row here: the ``results.json`` files of the
 ``bali tournament`` runs it comes from (kept in ``docs/results/``, named after the run, with the
 command in their ``config``) and the participant whose wins it counts, pooled over the files.
-The README's headline table is written from these rows (``python -m benchmarks.figures --write``;
-``--check`` says whether it is up to date), and ``tests/test_figures.py`` fails when any figure in
-the README or the docs is not what its files give, so a quoted figure cannot go stale.
+The README's tables, docs/benchmarks.md's and docs/training.md's speed tables are written from
+these rows and from the kept ``bali bench`` (``docs/results/bench.json``) and
+``python -m training.throughput`` (``docs/results/throughput.json``) runs, between
+``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers (``python -m benchmarks.figures
+--write``; ``--check`` says whether they are up to date), and ``tests/test_figures.py`` fails when
+a block or any win rate in the README or the docs is not what its files give, so a quoted figure
+cannot go stale.
 Passages about earlier policies and experiments, whose runs were not kept, stand between
 ``<!-- history -->`` and ``<!-- /history -->`` and are left out of that check.
 """
@@ -25,7 +29,6 @@ from agents.tournament.stats import wilson_interval
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "docs" / "results"  #: the kept results.json files, one per tournament run
 README = ROOT / "README.md"
-START, END = "<!-- headline:start -->", "<!-- headline:end -->"  #: the README's generated table
 FIGURE = re.compile(r"(\d+\.\d)%(?:\*\*)? \[(\d+\.\d), (\d+\.\d)\]")  #: "72.4%** [70.2, 74.4]" in a page
 HISTORY = re.compile(r"<!-- history -->.*?<!-- /history -->", re.S)
 
@@ -103,35 +106,146 @@ def quoted_figures(text: str) -> list[str]:
     return [f"{rate}% [{lo}, {hi}]" for rate, lo, hi in FIGURE.findall(text)]
 
 
-def readme_block(text: str) -> str:
-    """The generated part of the README (between the headline markers)."""
-    if START not in text or END not in text:
-        raise ValueError(f"README.md lacks the {START} ... {END} markers")
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+def _int(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def speed_rows() -> list[tuple[str, str]]:
+    """The README's speed figures from the kept ``bali bench`` and ``training.throughput`` runs."""
+    bench, train = load("bench"), load("throughput")
+    aec, vec, roll = bench["aec"], bench["vector"], bench["rollout"]
+    c4 = aec["pettingzoo:connect_four_v3"]["steps_per_s"]
+    default = next(r for r in train if r["config"] == "default" and r["opponents"] != "random")
+    return [
+        ("`BaliVectorEnv`, N=1024, both cores", f"**{_int(vec['1024']['steps_per_s'])}** decisions/s"),
+        ("rollout kernel, 2 threads", f"**{_int(roll['2_threads']['steps_per_s'])}** decisions/s"),
+        ("`bali_v0` AEC env, 4 players", f"{_int(aec['bali_v0']['steps_per_s'])} decisions/s, "
+                                         f"{aec['bali_v0']['steps_per_s'] / c4:.1f}x PettingZoo's `connect_four_v3`"),
+        ("state", f"{bench['memory']['state_bytes_per_game']:,} bytes per game"),
+        ("`bali train` (MaskablePPO, default settings, default opponents)",
+         f"{_int(default['env_steps_per_s'])} env steps/s"),
+    ]
+
+
+def speed_table() -> str:
+    """The README's speed table (``speed_rows``) with the machine the runs were measured on."""
+    m = load("bench")["machine"]
+    lines = [f"Measured on {m['cpu']}, {m['cores']} cores, Python {m['versions']['python']}, Numba "
+             f"{m['versions']['numba']} (`docs/results/bench.json`, `docs/results/throughput.json`):", "",
+             "| what | result |", "|---|---|"]
+    return "\n".join(lines + [f"| {what} | {result} |" for what, result in speed_rows()])
+
+
+def bench_table() -> str:
+    """docs/benchmarks.md's table and summary, from the kept ``bali bench`` run."""
+    bench = load("bench")
+    aec, vec, roll, mem, start = bench["aec"], bench["vector"], bench["rollout"], bench["memory"], bench["startup"]
+    c4 = aec["pettingzoo:connect_four_v3"]["steps_per_s"]
+    m = bench["machine"]
+    lines = [f"Measured on {m['cpu']}, {m['cores']} cores, Python {m['versions']['python']}, Numba "
+             f"{m['versions']['numba']}, {bench['seconds_per_measurement']:g} s a row "
+             "([`bench.json`](results/bench.json)):", "",
+             "| what (same run, after JIT warm-up) | decisions/s | games/s | vs connect_four_v3 |",
+             "|---|---:|---:|---:|"]
+    names = {"bali_v0": "`bali_v0` AEC env, 4 players, random masked actions",
+             "bali_v0+oracle+demon": "`bali_v0` AEC env, 4 players, oracle + demon",
+             "pettingzoo:connect_four_v3": "PettingZoo `connect_four_v3` (same loop)",
+             "pettingzoo:texas_holdem_v4": "PettingZoo `texas_holdem_v4` (same loop)",
+             "open_spiel:hearts": "OpenSpiel `hearts` (information-state tensor each decision)",
+             "open_spiel:crazy_eights": "OpenSpiel `crazy_eights` (observation tensor each decision)"}
+    for key, label in names.items():
+        row = aec.get(key, {})
+        if "steps_per_s" not in row:
+            lines.append(f"| {label} | not measured ({row.get('skipped', 'absent')}) | | |")
+            continue
+        ratio = f"{row['steps_per_s'] / c4:.1f}x" if key.startswith("bali") else ("1x" if "connect_four" in key else "")
+        lines.append(f"| {label} | {_int(row['steps_per_s'])} | {_int(row['games_per_s'])} | {ratio} |")
+    for n, row in vec.items():
+        lines.append(f"| `BaliVectorEnv` N={n} | {_int(row['steps_per_s'])} | {_int(row['games_per_s'])} | "
+                     f"{row['steps_per_s'] / c4:.0f}x |")
+    for row in roll.values():
+        lines.append(f"| rollout kernel, {row['threads']} thread{'s' if row['threads'] > 1 else ''} | "
+                     f"{_int(row['steps_per_s'])} | {_int(row['games_per_s'])} | |")
+    lines += ["", f"State: **{mem['state_bytes_per_game']:,} bytes per game**; the N={mem['largest_batch']} batch's "
+              f"buffers take {mem['largest_batch_buffer_bytes'] / 2**20:.1f} MiB; the benchmark process peaked at "
+              f"{mem['peak_rss_bytes'] / 2**20:.0f} MiB RSS. Start-up, from `import bali_env` to the first step in a "
+              f"fresh process: **{start['first_step_cold_s']:.1f} s cold** (Numba compiles the kernels into its "
+              f"on-disk cache), **{start['first_step_cached_s']:.2f} s cached**; a whole first tournament (20 games "
+              f"greedy vs random, 2 workers, files written): {start['tournament_cold_s']:.1f} s cold (played "
+              f"interpreted), {start['tournament_cached_s']:.1f} s cached; compiling its kernels in one process: "
+              f"{start['compile_one_process_s']:.1f} s."]
+    return "\n".join(lines)
+
+
+def throughput_table() -> str:
+    """docs/training.md's table of training speed, from the kept ``training.throughput`` run."""
+    rows = load("throughput")
+    labels = {"default": "default: MaskablePPO, 512 games, 128x128 ReLU, `greedy-v1` features, n-steps 64, "
+                         "minibatch 2048, 2 epochs, 2 threads",
+              "lean": "the same with `--trainer lean`",
+              "lean-obs": "`--trainer lean --features none` (the observation alone)",
+              "previous": "previous: MaskablePPO, 64 games, 256x256 tanh, no features, n-steps 128, minibatch "
+                          "2048, 4 epochs, 1 thread"}
+    speed = {(r["config"], r["opponents"] == "random"): r["env_steps_per_s"] for r in rows}
+    lines = ["| configuration | vs the default mix (self-play included) | vs random |", "|---|---:|---:|"]
+    lines += [f"| {label} | {_int(speed[(key, False)])} | {_int(speed[(key, True)])} |"
+              for key, label in labels.items()]
+    return "\n".join(lines + ["", f"({rows[0]['steps']:,} timed env steps a row, "
+                                   "[`throughput.json`](results/throughput.json).)"])
+
+
+#: the generated blocks: (page, marker name) -> what writes it
+BLOCKS = {
+    ("README.md", "headline"): lambda: headline_table(),
+    ("README.md", "speed"): lambda: speed_table(),
+    ("docs/benchmarks.md", "bench"): lambda: bench_table(),
+    ("docs/training.md", "throughput"): lambda: throughput_table(),
+}
+
+
+def block(text: str, name: str) -> str:
+    """The generated part of a page between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in text or end not in text:
+        raise ValueError(f"the page lacks the {start} ... {end} markers")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def stale_blocks() -> list[str]:
+    """The generated blocks whose page does not hold what the result files give."""
+    return [f"{page} ({name})" for (page, name), make in BLOCKS.items()
+            if block((ROOT / page).read_text(), name) != make()]
+
+
+def write_blocks() -> None:
+    """Write every generated block into its page."""
+    from bali_env.files import write_text
+
+    for (page, name), make in BLOCKS.items():
+        text = (ROOT / page).read_text()
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        before, rest = text.split(start, 1)
+        write_text(ROOT / page, before + start + "\n" + make() + "\n" + end + rest.split(end, 1)[1])
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.figures [--write | --check]``: print the README's headline table,
-    write it into README.md, or exit 1 when README.md's differs."""
+    """``python -m benchmarks.figures [--write | --check]``: print the generated blocks, write
+    them into their pages, or exit 1 when a page's block is not what the result files give."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.figures", description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--write", action="store_true", help="write the table into README.md")
-    group.add_argument("--check", action="store_true", help="exit 1 when README.md's table is not up to date")
+    group.add_argument("--write", action="store_true", help="write the blocks into their pages")
+    group.add_argument("--check", action="store_true", help="exit 1 when a page's block is not up to date")
     args = parser.parse_args(argv)
-    table = headline_table()
     if args.write:
-        from bali_env.files import write_text
-
-        text = README.read_text()
-        before, rest = text.split(START, 1)
-        write_text(README, before + START + "\n" + table + "\n" + END + rest.split(END, 1)[1])
+        write_blocks()
     elif args.check:
-        same = readme_block(README.read_text()) == table
-        print("README.md's headline table is up to date" if same else "README.md's headline table is stale: "
-              "python -m benchmarks.figures --write", file=sys.stderr)
-        return 0 if same else 1
+        stale = stale_blocks()
+        print("stale: " + ", ".join(stale) + " (python -m benchmarks.figures --write)" if stale
+              else "every generated block is up to date", file=sys.stderr)
+        return 1 if stale else 0
     else:
-        print(table)
+        for (page, name), make in BLOCKS.items():
+            print(f"{page} ({name}):\n{make()}\n")
     return 0
 
 

@@ -14,11 +14,25 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def test_the_readme_headline_table_is_written_from_the_result_files():
-    """python -m benchmarks.figures --check: the README's table equals the generated one."""
-    assert figures.readme_block((ROOT / "README.md").read_text()) == figures.headline_table(), \
-        "README.md's headline table is stale: python -m benchmarks.figures --write"
+def test_the_generated_tables_are_written_from_the_result_files():
+    """python -m benchmarks.figures --check: the README's strength and speed tables and the speed
+    tables of docs/benchmarks.md and docs/training.md equal the ones the result files give."""
+    assert figures.stale_blocks() == [], "stale tables: python -m benchmarks.figures --write"
     assert figures.main(["--check"]) == 0
+
+
+def test_a_changed_table_is_found_stale(tmp_path, monkeypatch):
+    """The block check itself: a page whose generated table differs by one figure is stale."""
+    page = tmp_path / "README.md"
+    text = (ROOT / "README.md").read_text()
+    start = text.index("<!-- speed:start -->")
+    digit = next(i for i in range(start, len(text)) if text[i].isdigit() and text[i] != "9")
+    page.write_text(text[:digit] + str(int(text[digit]) + 1) + text[digit + 1:])
+    for other in ("docs/benchmarks.md", "docs/training.md"):
+        (tmp_path / other).parent.mkdir(exist_ok=True)
+        (tmp_path / other).write_text((ROOT / other).read_text())
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    assert figures.stale_blocks() == ["README.md (speed)"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
