@@ -51,3 +51,15 @@ def test_train_without_the_train_extra_is_one_line(monkeypatch, capsys, tmp_path
     assert cli.main(["train", "--steps", "10"]) == 2
     err = capsys.readouterr().err
     assert "torch not installed" in err and "pip install" in err
+
+
+@pytest.mark.parametrize("bad", [["--seed", "-1"], ["--games", "0"], ["--players", "5"]])
+def test_demo_refuses_bad_options_before_playing(bad, capsys):
+    """bali demo checks its options first: one error line from argparse and exit 2, nothing played."""
+    from bali_env.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", *bad])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == "" and "bali demo: error:" in out.err
