@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.engine import N_ACTIONS, OBS_DIM, obs_num_players
+from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM
 
 from .base import Agent, check_observations, key_uniforms
 
@@ -238,7 +238,8 @@ class PPOAgent(Agent):
     def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
         obs, masks = check_observations(observations, action_masks)
         legal = masks.astype(bool)
-        counts = np.array([obs_num_players(o) for o in obs], dtype=np.int64)
+        # the player-count one-hot of the spec, read for the whole batch at once
+        counts = MIN_PLAYERS + np.argmax(obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS], axis=1)
         actions = np.empty(len(obs), dtype=np.int64)
         for n in np.unique(counts):
             rows = np.flatnonzero(counts == n)
