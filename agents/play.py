@@ -20,7 +20,6 @@ environment below (``bali_env``) does not know about it.
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import sys
 from collections.abc import Callable
@@ -29,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from bali_env import engine as E
 from bali_env.bali_v0 import raw_env
-from bali_env.engine.ids import ACTION_NAMES, CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
+from bali_env.engine.ids import ACTION_NAMES
+from bali_env.narrate import TurnNarrator, explain_final_scoring
 from bali_env.render import describe_move, fit, options_text, render_view
 from bali_env.view import decode_observation
 
@@ -107,78 +106,6 @@ def _labels(num_players: int, seat: int, bots: dict[int, tuple[str, Any]]) -> li
 describe_bot_move = describe_move  #: what the human sees of a bot's move (``render.describe_move``)
 
 
-class TurnNarrator:
-    """What ``bali play`` tells the human about each move and turn, from the human's own views
-    only (before and after each move): the move (what a column take gave), a newly dealt column
-    and the oracles removed from it, and once a turn's scoring is over, the scored type and what
-    every player received (or that the deck ran out and the game ends)."""
-
-    _SCORING = ("shrine_reward", "farmer_choice")
-
-    def __init__(self, labels: list[str], seat: int) -> None:
-        self.labels, self.seat = labels, seat
-        self.scored = -1  #: the card type being scored, -1 outside a scoring
-        self.take_column = -1  #: the column of the active player's last take
-        self.receipts: np.ndarray | None = None  #: per relative seat: stones, VP, offering cards (total, by category)
-
-    def move(self, before: Any, action: int, after: Any, text: str) -> list[str]:
-        """The lines about one move (``text`` is the move as the human may see it)."""
-        mover = self.labels[(self.seat + before.to_move) % before.num_players]
-        if before.decision == "refill":
-            self.take_column = action - E.A_REFILL
-            if before.market[self.take_column]:
-                text += f": {CARD_SHORT[before.market[self.take_column][0]]}"
-        lines = [f"{mover}: {text}"]
-        if before.decision == "refill" and after.deck_size < before.deck_size:
-            col = self.take_column
-            dealt, column = before.deck_size - after.deck_size, after.market[col]
-            removed = dealt - len(column)
-            lines.append(f"  column {col} dealt: {', '.join(CARD_SHORT[c] for c in column) or '-'}"
-                         + (f" ({removed} oracle{'s' if removed > 1 else ''} removed)" if removed else ""))
-        if after.decision == "game_over" and before.decision in ("refill", "oracle"):
-            lines.append("  the deck ran out: the game ends (no scoring this turn)")
-            return lines
-        scoring_starts = before.decision in ("refill", "oracle") and (
-            after.decision not in ("refill", "oracle") or after.active != before.active)
-        if scoring_starts or (self.receipts is not None and before.decision in self._SCORING):
-            gained = self._counts(after) - self._counts(before)
-            if before.decision == "oracle" and E.is_oracle_take(action):  # the peeked card is not a reward
-                gained[before.to_move, 2] -= 1
-                gained[before.to_move, 3:] = np.minimum(gained[before.to_move, 3:], 0)
-            if scoring_starts:
-                self.receipts = np.zeros_like(gained)
-                column = after.market[self.take_column]  # the scored type: its first card now
-                self.scored = column[0] if column else -1
-            self.receipts += gained
-        if self.receipts is not None and after.decision not in self._SCORING:
-            lines.append(self._scoring_line(after))
-            self.receipts, self.scored = None, -1
-        return lines
-
-    @staticmethod
-    def _counts(view: Any) -> np.ndarray:
-        """Stones, VP, offering cards and the offering cards known exactly by category, per seat."""
-        exact = np.where(view.offerings_min == view.offerings_max, view.offerings_min, 0)
-        return np.column_stack([view.stones, view.vp_tokens, view.offerings_total, exact]).astype(np.int64)
-
-    def _scoring_line(self, view: Any) -> str:
-        n = view.num_players
-        parts = []
-        for r in range(n):
-            stones, vp, cards = (int(x) for x in self.receipts[r, :3])
-            got = [f"+{stones} stone{'s' if stones > 1 else ''}"] if stones else []
-            got += [f"+{vp} VP"] if vp else []
-            by_category = [f"+{int(k)} {CATEGORY_NAMES[c]}" for c, k in enumerate(self.receipts[r, 3:]) if k > 0]
-            if cards and sum(int(k) for k in self.receipts[r, 3:] if k > 0) == cards:
-                got += by_category
-            elif cards:
-                got.append(f"+{cards} offering card{'s' if cards > 1 else ''}")
-            if got:
-                parts.append(f"{self.labels[(self.seat + r) % n]} {' '.join(got)}")
-        what = CARD_NAMES[self.scored] if self.scored >= 0 else "the turn"
-        return f"  scoring {what}: " + (", ".join(parts) if parts else "nobody receives anything")
-
-
 # ---------------------------------------------------------------------------- input
 def parse_choice(text: str, legal: list[int]) -> int | str:
     """Turn one line of input into a legal action id, or a command: ``"help"``, ``"quit"``,
@@ -247,51 +174,6 @@ def _ask(legal: list[int], table: str, view: Any, input_fn: Callable[[str], str]
             return int(choice)
 
 
-# ---------------------------------------------------------------------------- end of game
-def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: list[str]) -> str:
-    """The final scoring, line by line per player, from the end-of-game ``info`` (``final_scores``,
-    ``winners``, ``decided_by``, ``score_breakdown``: the engine's scoring) and the final, fully
-    revealed ``state`` (``state_dict()`` after the game is over); then the winner(s) and the
-    tie-break that decided."""
-    n = state["num_players"]
-    counts = np.bincount(np.asarray(state["altar"], dtype=np.int64), minlength=E.N_CATEGORIES)[: E.N_CATEGORIES]
-    values = np.zeros(E.N_CATEGORIES, dtype=np.int64)
-    E.altar_values(counts, values)
-    lines = ["=== Final scoring ===",
-             "Altar: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(counts[c])} cards -> worth {int(values[c])}"
-                                   for c in range(E.N_CATEGORIES))]
-    scores, winners = info["final_scores"], info["winners"]
-    for q in range(n):
-        b = info["score_breakdown"][q]
-        shrines = state["tableaus"][q][E.SHRINE]
-        stones = state["stones"][q]
-        lines.append(f"{labels[q]}:")
-        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines} x {E.SHRINE_POINTS}", b["shrines"]),
-                (f"stones   {stones} // {E.STONES_PER_POINT}", b["stones"])]
-        rows += [(f"{cat:<8} {state['offerings'][q][c]} cards x {int(values[c])}", b["offerings"][cat])
-                 for c, cat in enumerate(CATEGORY_NAMES)]
-        rows.append(("total", b["total"]))
-        lines += [f"  {text:<28}{value:>4}" for text, value in rows]
-    best = max(scores)
-    tied = [q for q in range(n) if scores[q] == best]
-    names = " and ".join(labels[q] for q in winners)
-    tied_names = ", ".join(labels[q] for q in tied)
-    decided_by = info["decided_by"]
-    if decided_by == "score":
-        lines.append(f"Winner: {names} with {best} points.")
-    elif decided_by == "shrines":
-        shr = ", ".join(str(state["tableaus"][q][E.SHRINE]) for q in tied)
-        lines.append(f"Tie at {best} points between {tied_names}; broken by shrines ({shr}): winner {names}.")
-    elif decided_by == "stones":
-        st = ", ".join(str(state["stones"][q]) for q in tied)
-        lines.append(f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
-                     f"({st}): winner {names}.")
-    else:
-        lines.append(f"Tie at {best} points between {tied_names}, also on shrines and stones: "
-                     f"shared win for {names}.")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------------------- the game
 def play_game(
     num_players: int,
@@ -353,17 +235,12 @@ def play_game(
 def check_save_path(path: str | Path) -> Path:
     """``--save FILE``: a file that can be written at the end of the game (an existing file is
     replaced; missing folders are created then). PlayError otherwise, before anything is created."""
-    p = Path(path)
-    if p.is_dir() or not p.name:
-        raise PlayError(f"--save {str(path)!r} is a folder; give a file name, e.g. --save game.json")
-    folder = p.parent
-    while not folder.exists() and folder != folder.parent:  # the nearest folder that exists
-        folder = folder.parent
-    if not folder.is_dir():
-        raise PlayError(f"--save {str(path)!r}: {str(folder)!r} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PlayError(f"--save {str(path)!r}: cannot write in {str(folder)!r}")
-    return p
+    from bali_env.files import check_output_file
+
+    try:
+        return check_output_file(path, "--save", "game.json")
+    except ValueError as exc:
+        raise PlayError(str(exc)) from None
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -23,7 +23,12 @@ illegal_action="raise")``
 
 - `num_players`: 2, 3 or 4. Seat i is `"player_i"`; seat 0 starts.
 - `oracle`, `demon`: the two variants (independent, combinable).
-- `render_mode`: None, `"ansi"` (`render()` returns text) or `"human"` (prints it).
+- `render_mode`: None, `"ansi"` (`render()` returns the public table as text), `"human"` (prints
+  that text: a terminal is where a text environment is watched, so no window opens) or
+  `"rgb_array"` (`render()` returns the public table as a 720 x 1280 x 3 `uint8` picture, what
+  Gymnasium's and PettingZoo's video recorders take; needs the render extra:
+  `pip install -e ".[render]"`). In a notebook an environment shows itself as that picture
+  (`_repr_svg_`, no extra needed); `bali_env.viewer` draws any view.
 - `reward`: `"win_loss"` (default: +1 to every winner, -1 to every other player, at the end
   only) or `"score"` (at the end: own final score minus the mean final score of the others).
 - `illegal_action`: `"raise"` (default: `step` raises `ValueError` naming the action and the
@@ -96,8 +101,9 @@ column, 33-36 oracle take at depth d, 37 oracle take none, 38/39 shrine reward s
 share the win), or the score difference with `reward="score"`. When the game ends, every
 agent's `infos` holds `final_scores`, `winners` (seats), `decided_by` (what decided the winner:
 `"score"`, `"shrines"`, `"stones"` or `"shared"`), `altar_counts` and `altar_values` (by category)
-and `score_breakdown` (per seat: VP tokens, shrines, stones, offerings by category, total), all
-from the engine's one scoring kernel (`engine.end.score_parts`).
+`score_breakdown` (per seat: VP tokens, shrines, stones, offerings by category, total), all
+from the engine's one scoring kernel (`engine.end.score_parts`), and `offering_cards` (per seat,
+the offering cards by category: everyone shows them at the final scoring).
 
 ### Version history
 
@@ -114,7 +120,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine as C
-from .contract import action_to_str, check_action, final_result, parse_options, seed_to_uint64, state_dict
+from .contract import action_to_str, check_action, deal, final_result, parse_options, seed_to_uint64, state_dict
 from .render import render_ansi
 
 __all__ = ["env", "raw_env"]
@@ -140,6 +146,10 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self._has_reset = was_reset
             raise
 
+    def _repr_svg_(self) -> str:
+        """The public table as an SVG picture (what a notebook shows for the environment)."""
+        return self.env._repr_svg_()
+
     def step(self, action: Any) -> None:
         """Step the wrapped env; RuntimeError once the game is over and every agent has left."""
         if self._has_reset and not self.env.agents:
@@ -152,12 +162,26 @@ def env(**kwargs: Any) -> AECEnv:
     return _OrderEnforcing(raw_env(**kwargs))
 
 
+class GameRecord(dict):
+    """A game record (a plain ``dict`` of JSON data, see ``bali_env.records``) that shows itself
+    in a notebook as its HTML replay, public table (``_repr_html_``)."""
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        from .viewer.html import replay_html
+
+        page = replay_html(dict(self), title="a game record")
+        return (f'<iframe srcdoc="{escape(page, quote=True)}" title="Bali replay" '
+                'style="width:100%;height:860px;border:0"></iframe>')
+
+
 def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: list[int],
                final_scores: list[int] | None, winners: list[int] | None, agents: list[str] | None = None,
                options: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """A game record (the JSON data ``bali_env.records`` saves, loads and replays) from its parts:
     ``seed`` is the ``reset(seed=...)`` that deals the game, ``options`` its reset options."""
-    return {
+    return GameRecord({
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
         "env": "bali_v0",
@@ -169,7 +193,7 @@ def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: 
         "actions": [int(a) for a in actions],
         "final_scores": final_scores,
         "winners": winners,
-    }
+    })
 
 
 def _observation_space() -> gymnasium.spaces.Dict:
@@ -184,7 +208,8 @@ def _observation_space() -> gymnasium.spaces.Dict:
 class raw_env(AECEnv):
     """Bali as a PettingZoo AEC environment; see the module docstring for the full documentation."""
 
-    metadata = {"name": "bali_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "bali_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(
         self,
@@ -205,8 +230,13 @@ class raw_env(AECEnv):
         for flag, value in (("oracle", oracle), ("demon", demon)):
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{flag} must be a bool, got {type(value).__name__} {value!r}")
-        if render_mode not in (None, "ansi", "human"):
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        self._raster: Any = None
+        if render_mode == "rgb_array":
+            from .viewer.raster import Rasterizer
+
+            self._raster = Rasterizer()  # ImportError with the install line when the render extra is missing
         if reward not in _REWARDS:
             raise ValueError(f"reward must be one of {_REWARDS}, got {reward!r}")
         if illegal_action not in _ILLEGAL:
@@ -254,10 +284,9 @@ class raw_env(AECEnv):
             if k in ("deck", "starter_sets", "altar") and v is not None
         }
         self._actions: list[int] = []
-        self._deal_seed = int(C.next_deal_seed(self._seed_stream))
-        C.init_game(
-            self._state, self.num_players, self.oracle, self.demon, np.uint64(self._deal_seed), deck, starters, altar
-        )
+        self._last_move: tuple[int, int, int] | None = None  # seat, decision id, action: the picture's last move
+        self._deal_seed = deal(self._state, self.num_players, self.oracle, self.demon, self._seed_stream, deck,
+                               starters, altar)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -278,10 +307,12 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         a = check_action(action)
+        decision = int(C.decision_index(self._state))
         if C.step_checked(self._state, a) != 0:
             self._illegal(agent, a)
             return
         self._actions.append(a)
+        self._last_move = (self._seat_of[agent], decision, a)
         self._cumulative_rewards[agent] = 0.0
         if self._state[C.S_PHASE] == C.PH_GAME_OVER:
             self._finish()
@@ -360,16 +391,43 @@ class raw_env(AECEnv):
         """The 64-bit seed the current game was dealt from (``engine.init_game``)."""
         return self._deal_seed
 
-    def render(self) -> str | None:
-        """``"ansi"``: return the table as text; ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: return the public table as text; ``"human"``: print it; ``"rgb_array"``:
+        return it as a ``uint8`` picture of shape (720, 1280, 3)."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or "
+                                  "'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            return self._raster.frame(self._picture_parts())
         text = render_ansi(self._state)
         if self.render_mode == "human":
             print(text)
             return None
         return text
+
+    def _picture_parts(self) -> list[str]:
+        """The groups of the public picture (``viewer.table_parts``), the last move noted."""
+        from .render import describe_move, public_view
+        from .viewer.table import table_parts
+
+        if self._state[C.S_NUM_PLAYERS] == 0:
+            raise RuntimeError("call reset() before render(): no game has been dealt")
+        over = int(self._state[C.S_PHASE]) == C.PH_GAME_OVER
+        notes = []
+        if self._last_move is not None:
+            seat, decision, action = self._last_move
+            move = describe_move(C.DECISION_NAMES[decision], action)
+            notes.append(f"Last move: {self.possible_agents[seat]}: {move}")
+        return table_parts(public_view(self._state), None, self.possible_agents,
+                           final_result(self._state) if over else None, notes)
+
+    def _repr_svg_(self) -> str:
+        """The public table as an SVG picture (what a notebook shows for the environment)."""
+        from .viewer.table import SVG_CLOSE, SVG_OPEN
+        from .viewer.style import DEFS
+
+        return SVG_OPEN + DEFS + "".join(self._picture_parts()) + SVG_CLOSE
 
     def close(self) -> None:
         """Nothing to release."""

@@ -182,6 +182,25 @@ def seed_to_uint64(seed: Any) -> np.uint64:
     return np.uint64(int(seed) % 2**64)
 
 
+def deal(state: np.ndarray, num_players: int, oracle: bool, demon: bool, stream: np.ndarray,
+         deck: np.ndarray, starters: np.ndarray, altar: np.ndarray) -> int:
+    """Deal a game into ``state`` the way ``reset`` does: the next deal seed of ``stream`` (a
+    uint64[1] stream of deal seeds, advanced) and ``engine.init_game`` with the parsed options
+    (``parse_options``). Returns the deal seed."""
+    deal_seed = int(C.next_deal_seed(stream))
+    C.init_game(state, num_players, oracle, demon, np.uint64(deal_seed), deck, starters, altar)
+    return deal_seed
+
+
+def dealt_state(num_players: int, oracle: bool, demon: bool, seed: int, options: Any = None) -> np.ndarray:
+    """A new state holding the game ``reset(seed=seed, options=options)`` deals (as a game
+    record keeps it: ``bali_env.records``). ValueError for bad options."""
+    deck, starters, altar = parse_options(options or None, num_players, oracle)
+    state = np.zeros(C.STATE_SIZE, dtype=C.STATE_DTYPE)
+    deal(state, num_players, oracle, demon, np.array([seed_to_uint64(seed)], dtype=np.uint64), deck, starters, altar)
+    return state
+
+
 def _int_list(key: str, value: Any) -> list[int]:
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
         raise ValueError(f"reset option {key!r} must be a list of integers, got {type(value).__name__}")
@@ -271,7 +290,8 @@ def score_breakdown(s: np.ndarray) -> list[dict[str, Any]]:
 
 def final_result(s: np.ndarray) -> dict[str, Any]:
     """The end of a finished game: scores, winners, what decided it (``"score"``, ``"shrines"``,
-    ``"stones"`` or ``"shared"``), the altar's counts and values, and the score breakdown."""
+    ``"stones"`` or ``"shared"``), the altar's counts and values, the score breakdown, and every
+    seat's offering cards by category (``offering_cards``: shown to all at the final scoring)."""
     n = int(s[C.S_NUM_PLAYERS])
     parts = _score_parts(s)
     scores = parts.sum(axis=1)
@@ -287,6 +307,7 @@ def final_result(s: np.ndarray) -> dict[str, Any]:
         "altar_counts": [int(v) for v in counts],
         "altar_values": [int(v) for v in values],
         "score_breakdown": _breakdown(parts, n),
+        "offering_cards": [[int(x) for x in C.view(s).offerings[q]] for q in range(n)],
     }
 
 

@@ -60,3 +60,21 @@ def new_output_dir(parent: str | Path, name: str | None = None) -> Path:
             continue
         return path
     raise FileExistsError(f"no free folder name {stem}-N in {base}")
+
+
+def check_output_file(path: str | Path, flag: str, example: str) -> Path:
+    """An output file named on a command line (``flag``, e.g. ``--html``) that can be written
+    later: not a folder, inside a folder that exists and is writable or can be created (an
+    existing file is replaced; missing folders are created when it is written). ValueError
+    naming the flag otherwise; nothing is created."""
+    p = Path(path)
+    if p.is_dir() or not p.name:
+        raise ValueError(f"{flag} {str(path)!r} is a folder; give a file name, e.g. {flag} {example}")
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:  # the nearest folder that exists
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {str(path)!r}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {str(path)!r}: cannot write in {str(folder)!r}")
+    return p

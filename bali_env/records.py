@@ -26,10 +26,10 @@ from typing import Any
 
 from .bali_v0 import RECORD_FORMAT as FORMAT
 from .bali_v0 import RECORD_VERSION as VERSION
-from .bali_v0 import new_record, raw_env
+from .bali_v0 import GameRecord, new_record, raw_env
 
-__all__ = ["FORMAT", "VERSION", "load_record", "make_record", "new_record", "playthrough", "replay_states",
-           "save_record", "validate_record"]
+__all__ = ["FORMAT", "GameRecord", "VERSION", "env_for", "load_record", "make_record", "new_record", "playthrough",
+           "replay_states", "save_record", "validate_record"]
 
 
 def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
@@ -68,7 +68,10 @@ def _check_schema(record: Any) -> None:
         raise ValueError(f"record field 'agents' must be a list of {record['num_players']} names, got {who!r}")
 
 
-def _env_for(record: dict[str, Any]) -> Any:
+def env_for(record: dict[str, Any]) -> Any:
+    """A fresh AEC ``raw_env`` dealt as the record's game starts (no action played); ValueError
+    for a record whose fields are malformed."""
+    _check_schema(record)
     env = raw_env(num_players=record["num_players"], oracle=record["variants"]["oracle"],
                   demon=record["variants"]["demon"], render_mode="ansi")
     env.reset(seed=record["seed"], options=record.get("options") or None)
@@ -78,8 +81,7 @@ def _env_for(record: dict[str, Any]) -> Any:
 def _replay(record: dict[str, Any]) -> Iterator[Any]:
     """Yield the env before the first action and after each action of a record; ValueError if
     an action is illegal where it stands or comes after the end."""
-    _check_schema(record)
-    env = _env_for(record)
+    env = env_for(record)
     yield env
     for i, a in enumerate(record["actions"]):
         if all(env.terminations.values()):
@@ -113,8 +115,9 @@ def validate_record(record: dict[str, Any]) -> Any:
 MAX_RECORD_BYTES = 10_000_000  #: a record of the longest game is well under 100 kB
 
 
-def load_record(path: str | Path) -> dict[str, Any]:
-    """Read a record file, check it replays to its recorded scores, and return it. ValueError for
+def load_record(path: str | Path) -> GameRecord:
+    """Read a record file, check it replays to its recorded scores, and return it (a
+    ``GameRecord``: a dict that a notebook shows as its replay). ValueError for
     a file that is not a regular file, larger than ``MAX_RECORD_BYTES``, not JSON, or nested too
     deep to be a record."""
     p = Path(path)
@@ -129,7 +132,7 @@ def load_record(path: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"cannot read game record {str(p)!r}: {exc}") from None
     validate_record(record)
-    return record
+    return GameRecord(record)
 
 
 def playthrough(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -140,8 +143,7 @@ def playthrough(record: dict[str, Any]) -> list[dict[str, Any]]:
 
     import numpy as np
 
-    _check_schema(record)
-    env = _env_for(record)
+    env = env_for(record)
     steps = []
     for a in record["actions"] + [None]:
         seat = None if all(env.terminations.values()) else env.agent_name_mapping[env.agent_selection]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from collections.abc import Callable
 
 import numpy as np
 
@@ -74,14 +75,8 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     variants = [v for v, on in (("oracle", view.oracle), ("demon", view.demon)) if on]
     who = "public table" if seat is None else f"you are player_{seat}"
     lines = [f"=== Bali, {n} players{' (' + ', '.join(variants) + ')' if variants else ''} | {who} ==="]
-    if view.decision == "game_over":
-        lines.append("--- game over ---")
-    else:
-        mine = seat is not None and view.to_move == 0
-        status = f"{'You' if mine else 'To decide: ' + name(view.to_move)}: {DECISION_TEXT[view.decision]}"
-        if mine and view.decision == "oracle":
-            status += f" ({view.peeks_owed} peek{'s' if view.peeks_owed > 1 else ''} left)"
-        lines.append(status)
+    status, details = pending_decision(view, seat, name)
+    lines.append(status)
     lines += _market(view)
     lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
                  + f" | deck: {view.deck_size} | altar: {view.altar_size}")
@@ -90,14 +85,8 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
         top = ", ".join(CATEGORY_NAMES[int(c)] if c >= 0 else "?"
                         for d, c in enumerate(view.altar_top) if d < view.altar_size)
         lines.append(f"Altar: {', '.join([*known, f'{view.altar_unknown} unknown'])} | top: {top}")
-    theirs = seat is None or view.to_move != 0  # the mover's own menu says the rest
-    if view.decision == "oracle" and theirs:
-        lines.append(f"Oracle: {name(view.to_move)} peeks at the top {view.oracle_window} altar cards")
-    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice") and theirs:
-        bonus = " (majority bonus)" if view.scoring_bonus else ""
-        what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
-        lines.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
-                     f"{view.scoring_amount} {what}{bonus}")
+    if seat is None or view.to_move != 0:  # the mover's own menu says the rest
+        lines += details
     over = view.decision == "game_over"
     for q in range(n):
         r = (q - me) % n
@@ -114,6 +103,29 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
         lines.append(f"     offerings {_offerings(view, r)}")
         lines.append(f"     tableau: {_cards(view.tableaus[r])}")
     return fit("\n".join(lines))
+
+
+def pending_decision(view: ObservationView, seat: int | None, name: Callable[[int], str]) -> tuple[str, list[str]]:
+    """The decision being taken, in words, as the viewer in absolute ``seat`` (None: the public)
+    knows it: a status line (``You: phase 2a: play cards from hand`` or ``To decide: player_2:
+    ...``, ``--- game over ---`` at the end) and the details of an oracle peek or a scoring
+    reward (``player_2 peeks at the top 3 altar cards``). ``name(rel)`` names a relative seat.
+    One copy for the text table, the SVG picture and the web app."""
+    if view.decision == "game_over":
+        return "--- game over ---", []
+    mine = seat is not None and view.to_move == 0
+    status = f"{'You' if mine else 'To decide: ' + name(view.to_move)}: {DECISION_TEXT[view.decision]}"
+    if mine and view.decision == "oracle":
+        status += f" ({view.peeks_owed} peek{'s' if view.peeks_owed > 1 else ''} left)"
+    details = []
+    if view.decision == "oracle":
+        details.append(f"Oracle: {name(view.to_move)} peeks at the top {view.oracle_window} altar cards")
+    if view.scored_type >= 0 and view.decision in ("shrine_reward", "farmer_choice"):
+        bonus = " (majority bonus)" if view.scoring_bonus else ""
+        what = "stones or VP" if view.decision == "shrine_reward" else "offering card(s)"
+        details.append(f"Scoring {CARD_NAMES[view.scored_type]}: {name(view.to_move)} receives "
+                       f"{view.scoring_amount} {what}{bonus}")
+    return status, details
 
 
 def option_text(view: ObservationView, action: int) -> str:
@@ -196,6 +208,22 @@ def public_view(s: np.ndarray) -> ObservationView:
     lo[0], hi[0] = v.known_min[0], v.known_max[0]
     return dataclasses.replace(view, offerings_min=lo, offerings_max=hi, altar_known=known,
                                altar_unknown=top - int(known.sum()), altar_top=altar_top)
+
+
+def revealed_view(s: np.ndarray) -> ObservationView:
+    """Everything of the state ``s`` but the deck order, as an ``ObservationView`` from seat 0's
+    chair: every seat's exact offering cards and the category of every altar card. For looking
+    back at a finished game (``bali replay --reveal``), never for a player during one."""
+    view = public_view(s)
+    v = E.view(s)
+    n, top = view.num_players, int(s[E.S_ALTAR_LEN])
+    exact = v.offerings[:n].astype(np.int64)
+    altar = v.altar[:top][::-1].astype(np.int64)  # top first
+    altar_top = np.full(E.ORACLE_WINDOW, -1, dtype=np.int64)
+    altar_top[: min(E.ORACLE_WINDOW, top)] = altar[: E.ORACLE_WINDOW]
+    return dataclasses.replace(view, offerings_min=exact, offerings_max=exact.copy(),
+                               altar_known=np.bincount(altar, minlength=E.N_CATEGORIES)[: E.N_CATEGORIES],
+                               altar_unknown=0, altar_top=altar_top)
 
 
 def render_ansi(s: np.ndarray) -> str:

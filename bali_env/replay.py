@@ -4,6 +4,11 @@ drawn by the ansi renderer (public information), or from one player's point of v
 move by someone else shows what the table saw (a face-down offering is "offer a card face down",
 an oracle take "oracle: take a card"); ``--reveal`` shows every move in full.
 
+``--html OUT.html`` writes the game as one self-contained web page instead (pictures, controls,
+move log: ``viewer.html``), ``--gif OUT.gif`` as an animated picture (``viewer.gif``, the render
+extra); with them ``--seat K`` is that player's page (only what they knew) and ``--reveal``
+shows everything, the table included, as after the game.
+
 Keys (then Enter): Enter or ``n`` next, ``p`` previous, a number to jump to that step, ``e`` the
 end, ``q`` quit. ``--all`` prints every step and exits (for pipes and logs). The last step ends
 with the final scores and the winner(s) in words. Lines fit the terminal (100 columns when the
@@ -22,8 +27,10 @@ from typing import Any
 
 from .contract import action_to_str
 from .records import load_record, replay_states
+from .narrate import result_text as narrate_result
 from .render import describe_move, fit, render_view
 from .view import decode_observation
+from .viewer.frames import labels_for
 
 NOT_A_TERMINAL_WIDTH = 100  #: the line width when the output is not a terminal (a pipe, a log)
 
@@ -35,20 +42,13 @@ def terminal_width() -> int:
 
 def _labels(record: dict[str, Any]) -> list[str]:
     """``player_K (agent)`` per seat, or ``player_K`` when the record does not say who played."""
-    who = record.get("agents") or [None] * record["num_players"]
-    return [f"player_{q}" + (f" ({who[q]})" if who[q] else "") for q in range(record["num_players"])]
+    return labels_for(record["num_players"], record.get("agents"))
 
 
 def result_text(record: dict[str, Any]) -> str:
     """How the game ended, in words: every player's final score, then the winner(s) on a line of
-    their own; or that the game was left unfinished."""
-    labels = _labels(record)
-    if record.get("final_scores") is None:
-        return f"The game was left unfinished after {len(record['actions'])} moves."
-    scores = ", ".join(f"{labels[q]} {score}" for q, score in enumerate(record["final_scores"]))
-    winners = [labels[int(w)] for w in record["winners"]]
-    won = f"Winner: {winners[0]}." if len(winners) == 1 else f"Shared win: {' and '.join(winners)}."
-    return f"Final scores: {scores}.\n{won}"
+    their own; or that the game was left unfinished (``narrate.result_text``)."""
+    return narrate_result(record, _labels(record), len(record["actions"]))
 
 
 def move_line(record: dict[str, Any], positions: list[Any], i: int, seat: int | None, reveal: bool = False) -> str:
@@ -87,6 +87,52 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
     return fit("\n".join(lines), width or terminal_width())
 
 
+def _picture_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--html``/``--gif`` and the options given with them, or None."""
+    if not (args.html or args.gif):
+        return None
+    if args.seat is not None and args.reveal:
+        return "--seat and --reveal cannot be combined with --html/--gif: a seat's page shows only what that " \
+               "player knew, --reveal shows everything"
+    if args.all:
+        return "--all prints text; leave it out with --html/--gif"
+    from .files import check_output_file
+
+    try:
+        for flag, path, example in (("--html", args.html, "game.html"), ("--gif", args.gif, "game.gif")):
+            if path:
+                check_output_file(path, flag, example)
+    except ValueError as exc:
+        return str(exc)
+    if args.gif:
+        try:
+            import PIL  # noqa: F401
+            import resvg_py  # noqa: F401
+        except ImportError:
+            return "--gif needs the render extra: pip install -e '.[render]' (resvg-py and Pillow)"
+    return None
+
+
+def _write_pictures(args: argparse.Namespace, record: dict[str, Any]) -> int:
+    """``--html`` / ``--gif``: write the files (each appears only once complete)."""
+    from pathlib import Path
+
+    from .files import write_text
+
+    title = Path(args.file).name
+    if args.html:
+        from .viewer.html import replay_html
+
+        path = write_text(args.html, replay_html(record, args.seat, args.reveal, title))
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    if args.gif:
+        from .viewer.gif import replay_gif
+
+        path = replay_gif(record, args.gif, args.seat, args.reveal)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The options of ``bali replay``."""
     p = argparse.ArgumentParser(prog="bali replay", description="Step through a saved Bali game record.")
@@ -95,7 +141,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--step", type=int, default=0, help="start at this step")
     p.add_argument("--all", action="store_true", help="print every step and exit")
     p.add_argument("--reveal", action="store_true",
-                   help="show every move in full (face-down offerings, oracle takes), as after the game")
+                   help="show every move in full (face-down offerings, oracle takes), as after the game; with "
+                        "--html/--gif the table too")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="write the game as one self-contained web page (pictures, controls, move log) and exit")
+    p.add_argument("--gif", metavar="OUT.gif", default=None,
+                   help="write the game as an animated picture and exit (needs the render extra)")
     return p
 
 
@@ -115,10 +166,16 @@ def run(
         print(f"bali replay: error: --seat must be 0..{n - 1} for this {n}-player game, got {args.seat}",
               file=sys.stderr)
         return 2
+    problem = _picture_problem(args)
+    if problem:
+        print(f"bali replay: error: {problem}", file=sys.stderr)
+        return 2
     if not 0 <= args.step <= steps:
         print(f"bali replay: error: --step must be 0..{steps} (this game has {steps} moves), got {args.step}",
               file=sys.stderr)
         return 2
+    if args.html or args.gif:
+        return _write_pictures(args, record)
     positions = replay_states(record)
     last = len(positions) - 1
     if args.all:

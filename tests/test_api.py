@@ -168,7 +168,7 @@ def test_bali_final_check_detects_wrong_ends(tamper, message):
 def test_metadata():
     e = bali_env.env()
     assert e.metadata["name"] == "bali_v0"
-    assert set(e.metadata["render_modes"]) == {"ansi", "human"}
+    assert set(e.metadata["render_modes"]) == {"ansi", "human", "rgb_array"}
     assert e.metadata["is_parallelizable"] is False
     assert str(e.unwrapped) == "bali_v0"
 
