@@ -1,7 +1,9 @@
 """The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
 ratings), ``bali train`` (MaskablePPO with self-play), ``bali bench`` (speed benchmarks against
 the anchors), ``bali play`` (a game in the terminal against bots), ``bali replay`` (step through
-a saved game) and ``bali demo`` (play seeded random games and print the final table).
+a saved game, or write it as a web page or an animation), ``bali serve`` (the web app: play in
+the browser, browse results) and ``bali demo`` (play seeded random games and print the final
+table).
 
 The entry point of every floor, so the one module of ``bali_env`` that imports the floors above
 it (``agents``, ``training``, ``benchmarks``), each on use. Every command checks all its
@@ -137,18 +139,20 @@ def _tournament(argv: list[str]) -> int:
               f"continue with:\n  bali {shlex.join(again)} --resume", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
-    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "records", "journal.jsonl")]
+    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "index.html", "records",
+                                            "replays", "journal.jsonl")]
     print("\nwrote " + ", ".join(str(p) for p in written if p.exists()))
     return 0
 
 
 COMMANDS = {
     "tournament": "seat-rotated tournament between agents (win rates, ratings)",
-    "replay": "step through a saved game record (forward/back, optionally one player's view)",
+    "replay": "step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
     "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
     "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
     "demo": "play seeded random games",
     "play": "play a game in the terminal against bots",
+    "serve": "play in the browser against bots and browse results (web extra)",
 }  #: the ``bali`` commands and what each does
 
 
@@ -162,6 +166,8 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
         return _demo_parser()
     if command == "play":
         from agents.play import make_parser
+    elif command == "serve":
+        from agents.web.serve import make_parser
     elif command == "replay":
         from .replay import make_parser
     elif command == "bench":
@@ -234,6 +240,10 @@ def _run(argv: list[str]) -> int:
         return play_main(argv[1:])
     if argv[0] == "tournament":
         return _tournament(argv[1:])
+    if argv[0] == "serve":
+        from agents.web.serve import main as serve_main
+
+        return serve_main(argv[1:])
     if argv[0] == "replay":
         from .replay import run
 

@@ -219,11 +219,29 @@ def run_tournament(
         finally:
             if journal is not None:
                 journal.close()
-        result = _result(config, done, names, save_records, out_dir)
-        result.wall_time = time.perf_counter() - start
+        result, records = _result(config, done, names, save_records, out_dir)
         if out_dir is not None:
             result.save(out_dir)
+            _write_pages(Path(out_dir), records, progress)
+        result.wall_time = time.perf_counter() - start
     return result
+
+
+def _write_pages(out_dir: Path, records: dict[int, dict[str, Any]], progress: bool) -> None:
+    """``index.html`` and, for saved records, a replay page per game (``pages.write_pages``),
+    with a progress bar over the replays."""
+    from .pages import write_pages
+
+    bar = None
+    if progress and records:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(records), desc="replays", unit="game", file=sys.stderr, leave=False)
+    try:
+        write_pages(out_dir, records, on_replay=(lambda i, total: bar.update(1)) if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _journal_path(out_dir: str | Path | None) -> Path | None:
@@ -232,14 +250,15 @@ def _journal_path(out_dir: str | Path | None) -> Path | None:
 
 
 def _result(config: dict[str, Any], done: dict[int, dict[str, Any]], names: list[str], save_records: bool,
-            out_dir: str | Path | None) -> TournamentResult:
-    """The statistics of the finished games ``done`` (all of them), and their records saved to
-    ``out_dir/records/`` with ``save_records``."""
+            out_dir: str | Path | None) -> tuple[TournamentResult, dict[int, dict[str, Any]]]:
+    """The statistics of the finished games ``done`` (all of them), and with ``save_records``
+    their records, saved to ``out_dir/records/`` (game index -> record; else empty)."""
     total, n = config["games"], config["num_players"]
     records = [done[k] for k in sorted(done)]
     if len(records) != total or [r["game"] for r in records] != list(range(total)):
         raise RuntimeError(f"expected records of games 0..{total - 1}, got {len(records)}")
     stats = compute_stats(records, names, n)
+    saved = {}
     if save_records:
         from bali_env.records import new_record, save_record
 
@@ -247,7 +266,8 @@ def _result(config: dict[str, Any], done: dict[int, dict[str, Any]], names: list
             rec = new_record(n, config["oracle"], config["demon"], r["seed"], r.pop("actions"), r["scores"],
                              r["winners"], [names[p] for p in r["lineup"]])
             save_record(rec, Path(out_dir) / "records" / f"game_{r['game']:05d}.json")
+            saved[int(r["game"])] = rec
     named = [dict(r, lineup=[names[p] for p in r["lineup"]]) for r in records]
     return TournamentResult(config=config, participants=stats["participants"],
                             seat_win_share=stats["seat_win_share"], mean_decisions=stats["mean_decisions"],
-                            games=named)
+                            games=named), saved
