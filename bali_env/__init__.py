@@ -1,7 +1,8 @@
 """bali-env: the card game Bali (Klaus-Jürgen Wrede, 2017) as a fast reinforcement-learning
 environment. ``bali_env.env(...)`` is the PettingZoo AEC environment ``bali_v0``; the rules
 engine is ``bali_env.engine`` (Numba kernels, one file per part of the rules in docs/rules.md);
-``bali_env.core`` keeps its former single namespace."""
+``bali_env.core`` keeps its former single namespace; ``bali_env.render_svg`` draws a view of the
+table (``bali_env.viewer``: pictures, pixels, HTML replays, GIFs)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .contract import action_to_str, state_dict  # noqa: E402
 from .engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, N_ACTIONS  # noqa: E402
 from .engine.obs_spec import OBS_DIM, observation_slot_names  # noqa: E402
 from .view import ObservationView, decode_observation  # noqa: E402
+from .viewer.table import render_svg  # noqa: E402
 
 try:
     __version__ = version("bali-env")
@@ -39,6 +41,7 @@ __all__ = [
     "env",
     "observation_slot_names",
     "raw_env",
+    "render_svg",
     "state_dict",
 ]
 

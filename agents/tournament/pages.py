@@ -71,7 +71,8 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
     note = ("" if replays else "<p>Replays: run the tournament with <code>--save-records</code> to keep every game "
             "and its replay.</p>")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{_STYLE}</style></head>"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<link rel=\"icon\" href=\"data:,\"><style>{_STYLE}</style></head>"
             f"<body><header><h1>{escape(title)}</h1><p>{escape(summary)}</p></header><main>"
             f"<section><h2>Participants, best rating first</h2>{table}<p>win rate with its 95% Wilson interval; "
             "rank 1 = best; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) \u00b1 its 95% "

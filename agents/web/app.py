@@ -114,7 +114,8 @@ async def _error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, GameError):
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
     status = getattr(exc, "status_code", 400)
-    return JSONResponse({"error": getattr(exc, "detail", "bad request")}, status_code=status)
+    words = {404: "not found", 405: "method not allowed"}.get(status, str(getattr(exc, "detail", "bad request")))
+    return JSONResponse({"error": words}, status_code=status)
 
 
 def create_app(extra_specs: list[str] | None = None, results: str | Path | None = None,

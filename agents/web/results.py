@@ -106,7 +106,8 @@ def runs_page(folder: ResultsFolder) -> str:
 
 def _page(title: str, body: str) -> str:
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            "<link rel=\"stylesheet\" href=\"/static/app.css\"></head><body><header><h1>"
+            "<link rel=\"stylesheet\" href=\"/static/app.css\"><link rel=\"icon\" href=\"data:,\"></head>"
+            "<body><header><h1>"
             f"<a href=\"/\">Bali</a> \u00b7 {escape(title)}</h1></header><main class=\"page\">{body}</main>"
             "</body></html>\n")
 

@@ -79,7 +79,7 @@ def replay_page(frames: list[Frame], spectator: Spectator, title: str) -> str:
     head = f"Bali replay: {title}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><link rel=\"icon\" href=\"data:,\">"
         f"<title>{escape(head)} ({escape(spectator.viewpoint())})</title>"
         f"<style>{_asset('replay.css')}</style></head><body>"
         f"<header><h1>{escape(head)}</h1><span class=\"sub\">{escape(spectator.viewpoint())} \N{MIDDLE DOT} "

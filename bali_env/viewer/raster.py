@@ -34,8 +34,8 @@ from .table import HEIGHT, WIDTH, part_boxes, svg_elements
 #: the fonts resvg draws with (no system font: the same pixels everywhere); licence in fonts/
 FONT_FILES = tuple(str(resources.files(__package__) / "fonts" / name)
                    for name in ("DejaVuSans-subset.ttf", "DejaVuSans-Bold-subset.ttf"))
-_VISIBLE_DEFS = DEFS.replace("<symbol ", '<symbol overflow="visible" ')  # no clip per symbol: faster, same look
 
+_PLAIN_GROUP = re.compile(r'^<g(?: id="[^"]*")?>$|^</g>$')  #: a group that only groups (no transform, no style)
 _NUMBER = {name: re.compile(rf'\b{name}="(-?[0-9.]+)"') for name in
            ("x", "y", "width", "height", "cx", "cy", "r", "font-size", "stroke-width")}
 
@@ -147,15 +147,16 @@ class Rasterizer:
         x, y, w, h = box
         acc = _resvg()[1].new("RGB", (w, h), tuple(int(v) for v in self._paper))
         elements = svg_elements(part)
-        drawable = all(e in ("<g>", "</g>") or e.endswith("/>") or e.endswith("</text>") for e in elements)
-        sprites = [self._sprite(e) for e in elements if e not in ("<g>", "</g>")] if drawable else [None]
+        groups = [bool(_PLAIN_GROUP.match(e)) for e in elements]  # no drawing of their own
+        drawable = all(g or e.endswith("/>") or e.endswith("</text>") for g, e in zip(groups, elements, strict=True))
+        sprites = [self._sprite(e) for g, e in zip(groups, elements, strict=True) if not g] if drawable else [None]
         if all(sprites):
             for sprite in sprites:
                 sprite.blend(acc, x, y)  # type: ignore[union-attr]
         else:  # something the sprites cannot place: resvg draws the group whole
             s = self.scale
             svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x / s:g} {y / s:g} {w / s:g} {h / s:g}" '
-                   f'width="{w / s:g}" height="{h / s:g}" font-family="{FONT}">{_VISIBLE_DEFS}{part}</svg>')
+                   f'width="{w / s:g}" height="{h / s:g}" font-family="{FONT}">{DEFS}{part}</svg>')
             whole = _Sprite.of(x, y, _rgba(svg, s))
             if whole is not None:
                 whole.blend(acc, x, y)
@@ -179,7 +180,7 @@ class Rasterizer:
         x1, y1 = int(np.ceil((box[0] + box[2]) * s)), int(np.ceil((box[1] + box[3]) * s))
         svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0 / s:g} {y0 / s:g} {(x1 - x0) / s:g} '
                f'{(y1 - y0) / s:g}" width="{(x1 - x0) / s:g}" height="{(y1 - y0) / s:g}" font-family="{FONT}">'
-               f'{_VISIBLE_DEFS if "<use" in element else ""}{element}</svg>')
+               f'{DEFS if "<use" in element else ""}{element}</svg>')
         sprite = _Sprite.of(x0, y0, _rgba(svg, s)) or _EMPTY
         self._sprites[element] = sprite
         if len(self._sprites) > self.max_sprites:

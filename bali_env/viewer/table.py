@@ -35,7 +35,7 @@ SVG_CLOSE = "</svg>"
 
 #: one element of a picture: a leaf (``<rect/>``, ``<use/>``, ``<circle/>``, ``<text>..</text>``), a
 #: group's start or end, or any other tag (``svg_elements``)
-_ELEMENT = re.compile(r"<(?:rect|circle|use)\b[^>]*/>|<text\b[^>]*>[^<]*</text>|<g>|</g>|<[^>]+>")
+_ELEMENT = re.compile(r"<(?:rect|circle|use)\b[^>]*/>|<text\b[^>]*>[^<]*</text>|<[^>]+>")
 
 
 def svg_elements(part: str) -> list[str]:
@@ -103,7 +103,7 @@ def _header(view: ObservationView, viewpoint: str, caption: str | None) -> str:
     pill = _clip(viewpoint, 46)
     w = _badge_width(pill, 15)
     parts.append(_badge(WIDTH - 20 - w, 32, pill, "#f3e9d2", HEADER, 15))
-    return "<g>" + "".join(parts) + "</g>"
+    return '<g id="bali-header">' + "".join(parts) + "</g>"
 
 
 def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str, Any] | None,
@@ -125,7 +125,7 @@ def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str,
     for text in [*details, *notes][:2]:
         lines.append(_t(30, y, _clip(text, 135), 15.5, fill=INK if text in details else MUTED))
         y += 21
-    return "<g>" + _panel(16, 60, WIDTH - 32, 88) + "".join(lines) + "</g>"
+    return '<g id="bali-status">' + _panel(16, 60, WIDTH - 32, 88) + "".join(lines) + "</g>"
 
 
 def _market(view: ObservationView) -> str:
@@ -150,7 +150,7 @@ def _market(view: ObservationView) -> str:
                 parts.append(f'<rect x="{x}" y="{y}" width="120" height="60" rx="8" fill="none" stroke="{EDGE}" '
                              'stroke-width="2" stroke-dasharray="6 4"/>' + _t(x + 60, y + 36, "empty", 14,
                                                                                fill=MUTED, anchor="middle"))
-    return "<g>" + "".join(parts) + "</g>"
+    return '<g id="bali-market">' + "".join(parts) + "</g>"
 
 
 def _supply_deck_altar(view: ObservationView) -> str:
@@ -196,7 +196,7 @@ def _supply_deck_altar(view: ObservationView) -> str:
     parts.append(_t(x0 + 263, y0 + 157, str(view.altar_unknown), 16, "bold"))
     if view.oracle and view.peeks_owed:
         parts.append(_t(x0, y0 + 196, f"oracle peeks owed: {view.peeks_owed}", 14, "bold"))
-    return "<g>" + "".join(parts) + "</g>"
+    return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
 
 
 def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str], final: dict[str, Any] | None,
@@ -230,7 +230,7 @@ def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str]
         if not row:
             parts.append(_t(x, y + ch / 2 + 6, "none", 14, fill=MUTED))
     parts.append(_offerings(view, q, r, final, x0 + w - 14, hy + ch - 34))
-    return "<g>" + "".join(parts) + "</g>"
+    return f'<g id="bali-seat-{q}">' + "".join(parts) + "</g>"
 
 
 def _seat_title(view: ObservationView, q: int, r: int, seat: int | None, labels: Sequence[str],
@@ -313,7 +313,7 @@ def _final_scoring(view: ObservationView, labels: Sequence[str], final: dict[str
                             anchor="middle"))
     parts.append(_t(x0 + 14, y0 + 318, f"a shrine scores {SHRINE_POINTS}, every {STONES_PER_POINT} stones 1, an "
                                        "offering card its category's worth", 11.5, fill=MUTED))
-    return "<g>" + "".join(parts) + "</g>"
+    return '<g id="bali-final-scoring">' + "".join(parts) + "</g>"
 
 
 def _count(x: float, y: float, k: int) -> str:

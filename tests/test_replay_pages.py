@@ -1,0 +1,149 @@
+"""``bali replay --html`` and ``--gif``, and the tournament's ``index.html``: one self-contained page
+(nothing from the network), a frame per step, the move log as the viewer saw it, the result at
+the end; the GIF has a frame per step; bad options are refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import bali_env
+from bali_env.records import save_record
+from bali_env.replay import run
+from bali_env.viewer.html import replay_data, replay_html
+from bali_env.viewer.frames import Spectator, labels_for, record_frames
+
+
+def finished_record(n=3, seed=2, oracle=True, demon=True):
+    env = bali_env.raw_env(num_players=n, oracle=oracle, demon=demon)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(env.legal_actions())))
+    return env.game_record([f"bot{q}" for q in range(n)])
+
+
+def page_data(page: str) -> dict:
+    payload = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S).group(1)
+    return json.loads(payload)
+
+
+def test_the_page_is_self_contained_with_a_frame_per_step(tmp_path):
+    record = finished_record()
+    path = save_record(record, tmp_path / "game.json")
+    out = tmp_path / "sub" / "game.html"
+    assert run([str(path), "--html", str(out)], print_fn=lambda *a: None) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<title>Bali replay: game.json (public table)</title>" in page
+    # nothing is fetched: no external script, style, image or font, no URL but the SVG namespace
+    loads = re.findall(r'<(?:script|link|img|iframe)[^>]+(?:src|href)="([^"]*)"', page)
+    assert all(url.startswith("data:") for url in loads), loads
+    urls = set(re.findall(r"https?://[A-Za-z0-9./_-]+", page))
+    assert urls <= {"http://www.w3.org/2000/svg"}, urls
+    data = page_data(page)
+    steps = len(record["actions"])
+    assert len(data["frames"]) == steps + 1 and len(data["log"]) == steps
+    # every frame puts together a whole picture: its groups, in order, give back the SVG groups
+    frames = record_frames(record)
+    spectator = Spectator(labels_for(3, record["agents"]), None)
+    from bali_env.viewer.frames import frame_parts
+
+    for i in (0, steps // 2, steps):
+        built = "".join(data["elements"][e] for g in data["frames"][i] for e in data["groups"][g])
+        assert built == "".join(frame_parts(frames[i], spectator))
+    assert data["result"].startswith("Final scores: player_0 (bot0) ")
+    assert "Winner" in data["result"] or "Shared win" in data["result"]
+
+
+def test_the_log_tells_turns_and_hides_what_the_public_did_not_see():
+    for seed in range(40):  # a game with a face-down offering
+        record = finished_record(n=4, seed=seed)
+        public = replay_data(record_frames(record), Spectator(labels_for(4, record["agents"])))
+        if any(e["text"].endswith("offer a card face down") for e in public["log"]):
+            break
+    else:
+        raise AssertionError("no face-down offering in 40 games")
+    revealed = replay_data(record_frames(record, reveal=True), Spectator(labels_for(4, record["agents"]), reveal=True))
+    assert not any("offer a card face down" in e["text"] for e in revealed["log"])
+    turns = [e["turn"] for e in public["log"]]
+    assert turns[0] == 1 and turns == sorted(turns) and turns[-1] > 10
+    first_turn = [e for e in public["log"] if e["turn"] == 1]
+    assert all(e["active"] == "player_0 (bot0)" and e["text"].startswith("player_0 (bot0): ") for e in first_turn)
+    assert any(ev.startswith("scoring ") for e in public["log"] for ev in e["events"])
+
+
+def test_an_unfinished_game_says_so():
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=1)
+    for _ in range(9):
+        env.step(env.legal_actions()[0])
+    data = page_data(replay_html(env.game_record()))
+    assert data["result"] == "The game was left unfinished after 9 moves."
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--html", "x.html", "--seat", "0", "--reveal"], "--seat and --reveal cannot be combined"),
+    (["--html", "x.html", "--all"], "--all prints text"),
+    (["--html", "."], "is a folder"),
+    (["--gif", "x.gif", "--seat", "7"], "--seat must be 0..2"),
+])
+def test_bad_picture_options_are_refused(tmp_path, capsys, monkeypatch, argv, says):
+    path = save_record(finished_record(), tmp_path / "game.json")
+    monkeypatch.chdir(tmp_path)
+    assert run([str(path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.json"]
+
+
+def test_seat_page_holds_that_seats_view(tmp_path):
+    record = finished_record(n=2, seed=4)
+    page = replay_html(record, seat=1, title="g")
+    assert "player_1 (bot1)&#x27;s view" in page or "player_1 (bot1)'s view" in page
+    data = page_data(page)
+    first = "".join(data["elements"][e] for g in data["frames"][0] for e in data["groups"][g])
+    assert ">you<" in first
+
+
+def test_gif_has_a_frame_per_step(tmp_path):
+    pytest.importorskip("resvg_py", reason="the render extra is not installed")
+    from PIL import Image
+
+    record = finished_record(n=2, seed=3, oracle=False, demon=False)
+    path = save_record(record, tmp_path / "game.json")
+    out = tmp_path / "game.gif"
+    assert run([str(path), "--gif", str(out), "--seat", "0"], print_fn=lambda *a: None) == 0
+    with Image.open(out) as gif:
+        assert gif.n_frames == len(record["actions"]) + 1 and gif.size == (640, 360)
+        assert gif.info.get("loop") == 0
+    assert not list(tmp_path.glob(".*tmp"))  # written to a temporary file, then moved
+
+
+def test_tournament_writes_an_index_and_a_replay_per_game(tmp_path):
+    from agents.tournament import run_tournament
+
+    out = tmp_path / "t"
+    run_tournament(["greedy", "random"], num_players=2, games=4, seed=1, workers=1, out_dir=out, progress=False,
+                   save_records=True)
+    index = (out / "index.html").read_text()
+    links = re.findall(r'href="(replays/game_\d+\.html)"', index)
+    assert len(links) == 4 and all((out / link).is_file() for link in links)
+    assert 'src="ratings.png"' in index and (out / "ratings.png").is_file()
+    results = json.loads((out / "results.json").read_text())
+    for p in results["participants"]:
+        assert f"<td>{p['name']}</td><td>{p['games']}</td>" in index
+    replay = (out / links[0]).read_text()
+    assert page_data(replay)["frames"] and "<title>Bali replay: game_00000.json (public table)</title>" in replay
+
+
+def test_tournament_without_records_writes_an_index_without_links(tmp_path):
+    from agents.tournament import run_tournament
+
+    out = tmp_path / "t"
+    run_tournament(["greedy", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=out, progress=False)
+    index = (out / "index.html").read_text()
+    assert "replays/" not in index and "--save-records" in index
+    assert not (out / "replays").exists()
