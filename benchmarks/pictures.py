@@ -6,7 +6,6 @@ variants: every kind of decision). ``python -m benchmarks.pictures`` runs this p
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -109,7 +108,23 @@ def summary(p: dict[str, Any]) -> list[str]:
     return lines
 
 
-if __name__ == "__main__":
-    result = bench_pictures(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """``python -m benchmarks.pictures [--games N] [--json]``: measure and print (``--json``: the
+    figures too)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.pictures", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=3, help="4-player greedy games to measure over (default 3)")
+    parser.add_argument("--json", action="store_true", help="also print every figure as JSON")
+    args = parser.parse_args(argv)
+    if not 1 <= args.games <= 100:
+        parser.error(f"--games must be 1..100, got {args.games}")
+    result = bench_pictures(args.games)
     print("\n".join(summary(result)))
-    print(json.dumps(result, indent=1))
+    if args.json:
+        print(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -14,7 +14,9 @@
    chosen with NumPy, the observation of every game written at every step, all cores;
 5. the rollout kernel (whole random games inside Numba), steps/s and games/s, on 1 thread and on
    all cores;
-6. memory: bytes of state per game, the buffers of the largest batch, the process's peak RSS.
+6. memory: bytes of state per game, the buffers of the largest batch, the process's peak RSS;
+7. pictures (``benchmarks.pictures``): the SVG of a frame, the ``rgb_array`` frame (1280 x 720)
+   and the HTML replay of a whole 4-player game, in time and size.
 
 It prints a table (fitted to the terminal, 100 columns when the output is not one), writes
 ``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
@@ -375,6 +377,10 @@ def _table(results: dict[str, Any], width: int | None = None) -> str:
                          f"cold {st['tournament_cold_s']:.1f} s (interpreted), "
                          f"cached {st['tournament_cached_s']:.1f} s; "
                          f"compiling its kernels once (one process): {st['compile_one_process_s']:.1f} s")
+    if results.get("pictures"):
+        from benchmarks.pictures import summary
+
+        notes += summary(results["pictures"])
     for note in notes:
         lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
@@ -474,6 +480,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["vector"] = bench_vector(sizes, seconds)
     print("measuring the rollout kernel ...", flush=True)
     results["rollout"] = bench_rollout(200 if args.quick else 20000)
+    print("measuring the pictures (SVG, rgb_array, HTML replay) ...", flush=True)
+    from benchmarks.pictures import bench_pictures
+
+    results["pictures"] = bench_pictures(1 if args.quick else 3)
     from bali_env import engine as core
 
     largest = str(max(sizes))

@@ -68,6 +68,13 @@ def test_bench_prints_and_draws_what_it_measured(tmp_path, capsys, monkeypatch):
     assert data["aec"]["bali_v0"]["games"] >= 1
     state_bytes = data["memory"]["state_bytes_per_game"]
     assert f"memory: {state_bytes} bytes of state per game" in printed
+    flat, pictures = " ".join(printed.split()), data["pictures"]  # the pictures' lines, wrapped to fit
+    assert f"SVG {pictures['svg_ms_per_frame']:.2f} ms per frame" in flat
+    assert f"HTML replay of a 4-player game: {pictures['html_s']['mean']:.2f} s" in flat
+    assert f"{pictures['html_mb']['mean']:.2f} MB" in flat
+    if "rgb_ms" in pictures:
+        assert f"rgb_array 1280x720: mean {pictures['rgb_ms']['mean']:.1f} ms" in flat
+        assert pictures["rgb_ms"]["shape"] == [720, 1280, 3]
 
     png = (out_dir / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (935, 605)  # 8.5 x 5.5 in

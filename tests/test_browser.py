@@ -88,6 +88,7 @@ def _page(browser, width=1400, height=900):
     return page, errors
 
 
+@pytest.mark.slow
 def test_play_a_whole_game_against_greedy_by_clicking(browser, server):
     page, errors = _page(browser)
     page.goto(server + "/")

@@ -269,7 +269,7 @@ def test_good_options_apply():
         ({"num_players": True}, "num_players"),
         ({"num_players": "4"}, "num_players"),
         ({"num_players": None}, "num_players"),
-        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_mode": "rgb"}, "render_mode"),
         ({"reward": "dense"}, "reward"),
         ({"illegal_action": "ignore"}, "illegal_action"),
     ],

@@ -43,7 +43,7 @@ def replay_gif(record: dict[str, Any], path: str | Path, seat: int | None = None
     durations = [FIRST_MS] + [MOVE_MS] * (len(indexed) - 2) + [LAST_MS] if len(indexed) > 1 else [LAST_MS]
     with replace_when_done(path) as tmp:
         indexed[0].save(tmp, format="GIF", save_all=True, append_images=indexed[1:], duration=durations, loop=0,
-                        optimize=False, disposal=1)
+                        disposal=1)
     return Path(path)
 
 

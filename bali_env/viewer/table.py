@@ -214,22 +214,21 @@ def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str]
     parts.append(_seat_title(view, q, r, seat, labels, final, x0, y0, w))
     k = 1.0 if h < 160 else 1.25  # card size: taller panels (2 or 3 players) draw larger cards
     cw, ch = 44 * k, 34 * k
-    ty, hy = y0 + 42, y0 + h - 42
+    ty, hy = y0 + 42 + 0.3 * (h - 133), y0 + h - 42
     parts.append(_t(x0 + 18, ty + ch / 2 + 5, "tableau", 13, fill=MUTED))
     kinds = [kind for kind in range(N_CARD_TYPES) if view.tableaus[r][kind]]
     for i, kind in enumerate(kinds):
         x = x0 + 78 + i * (cw + 20)
         parts.append(_use(f"m{kind}", x, ty, cw, ch) + _count(x + cw, ty + 3, int(view.tableaus[r][kind])))
-    hy -= ch - 34
-    parts.append(_t(x0 + 18, hy + ch / 2 + 5, "hand", 13, fill=MUTED))
+    parts.append(_t(x0 + 18, hy + 22, "hand", 13, fill=MUTED))
     cards = [kind for kind in range(N_CARD_TYPES) for _ in range(int(view.hands[r][kind]))]
-    parts += [_use(f"m{kind}", x0 + 58 + i * (cw + 6), hy, cw, ch) for i, kind in enumerate(cards[:3])]
+    parts += [_use(f"m{kind}", x0 + 58 + i * 50, hy, 44, 34) for i, kind in enumerate(cards[:3])]
     if len(cards) > 3:
-        parts.append(_t(x0 + 58 + 3 * (cw + 6), hy + ch / 2 + 6, f"+{len(cards) - 3}", 15, "bold"))
-    for x, y, row in ((x0 + 78, ty, kinds), (x0 + 58, hy, cards)):
+        parts.append(_t(x0 + 58 + 3 * 50, hy + 23, f"+{len(cards) - 3}", 15, "bold"))
+    for x, y, row in ((x0 + 78, ty + ch / 2 - 17, kinds), (x0 + 58, hy, cards)):
         if not row:
-            parts.append(_t(x, y + ch / 2 + 6, "none", 14, fill=MUTED))
-    parts.append(_offerings(view, q, r, final, x0 + w - 14, hy + ch - 34))
+            parts.append(_t(x, y + 23, "none", 14, fill=MUTED))
+    parts.append(_offerings(view, q, r, final, x0 + w - 14, hy))
     return f'<g id="bali-seat-{q}">' + "".join(parts) + "</g>"
 
 
@@ -271,13 +270,13 @@ def _offerings(view: ObservationView, q: int, r: int, final: dict[str, Any] | No
         lo = hi = final["offering_cards"][q]
     else:
         lo, hi = view.offerings_min[r], view.offerings_max[r]
-    x0 = right - 282
+    x0 = right - 318
     parts = [_t(x0 - 8, y + 22, "offerings", 13, fill=MUTED, anchor="end")]
     for c in range(N_CATEGORIES):
-        x = x0 + c * 62
-        parts.append(_use(f"t{c}", x, y + 2, 30, 30))
+        x = x0 + c * 72
+        parts.append(_use(f"t{c}", x, y + 4, 27, 27))
         text = _range(int(lo[c]), int(hi[c]))
-        parts.append(_t(x + 34, y + 24, text, 17 if len(text) < 3 else 13.5, "bold"))
+        parts.append(_t(x + 30, y + 24, text, 17 if len(text) < 3 else 15 if len(text) < 4 else 12.5, "bold"))
     parts.append(_t(right, y + 24, f"={int(view.offerings_total[r])}", 15, "bold", MUTED, "end"))
     return "".join(parts)
 
