@@ -137,6 +137,7 @@ def test_tournament_writes_an_index_and_a_replay_per_game(tmp_path):
         assert f"<td>{p['name']}</td><td>{p['games']}</td>" in index
     replay = (out / links[0]).read_text()
     assert page_data(replay)["frames"] and "<title>Bali replay: game_00000.json (public table)</title>" in replay
+    assert 'href="../index.html"' in replay  # back to the list of games
 
 
 def test_tournament_without_records_writes_an_index_without_links(tmp_path):

@@ -526,6 +526,7 @@ def test_a_new_run_replaces_an_earlier_one_whole_and_says_so(tmp_path, capsys):
                    save_records=True)
     assert "replacing the earlier run" in capsys.readouterr().err
     assert len(list((out / "records").glob("game_*.json"))) == 2
+    assert len(list((out / "replays").glob("game_*.html"))) == 2  # the earlier run's replays went too
 
 
 def test_out_is_checked_before_any_game(tmp_path):

@@ -13,7 +13,8 @@ from typing import Any
 from .errors import TournamentError
 
 JOURNAL = "journal.jsonl"  #: the append-only journal of finished games in a tournament's output folder
-_RUN_FILES = ("results.json", "results.csv", "ratings.png", JOURNAL)
+_RUN_FILES = ("results.json", "results.csv", "ratings.png", "index.html", JOURNAL)
+_RUN_FOLDERS = ("records", "replays")
 
 
 def _journal_header(config: dict[str, Any]) -> dict[str, Any]:
@@ -71,13 +72,14 @@ def start_journal(out: Path, config: dict[str, Any], resume: bool) -> tuple[Any,
             keep = data.rfind(b"\n") + 1
             fh.truncate(keep)
         return path.open("a", encoding="utf-8"), done
-    earlier = [name for name in _RUN_FILES if (out / name).exists()] + (["records/"] if (out / "records").exists()
-                                                                         else [])
+    earlier = [name for name in _RUN_FILES if (out / name).exists()]
+    earlier += [f"{name}/" for name in _RUN_FOLDERS if (out / name).exists()]
     if earlier:
         print(f"replacing the earlier run in {out} ({', '.join(earlier)})", file=sys.stderr)
         for name in _RUN_FILES:
             (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / "records", ignore_errors=True)
+        for name in _RUN_FOLDERS:
+            shutil.rmtree(out / name, ignore_errors=True)
     fh = path.open("w", encoding="utf-8")
     fh.write(json.dumps(header) + "\n")
     fh.flush()

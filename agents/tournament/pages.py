@@ -98,7 +98,8 @@ def write_pages(out_dir: str | Path, records: dict[int, dict[str, Any]] | None =
     links = {}
     for i, game in enumerate(sorted(records)):
         name = f"game_{game:05d}"
-        write_text(out / REPLAYS / f"{name}.html", replay_html(records[game], title=f"{name}.json"))
+        write_text(out / REPLAYS / f"{name}.html", replay_html(records[game], title=f"{name}.json",
+                                                               back=f"../{INDEX}"))
         links[game] = f"{REPLAYS}/{name}.html"
         if on_replay is not None:
             on_replay(i + 1, len(records))

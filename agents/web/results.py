@@ -91,7 +91,7 @@ def _replay_page(path: str, mtime: int) -> str:
     from bali_env.viewer.html import replay_html
 
     try:
-        return replay_html(load_record(path), title=Path(path).name)
+        return replay_html(load_record(path), title=Path(path).name, back="../")
     except ValueError as exc:
         raise GameError(f"this record cannot be replayed: {exc}", 422) from None
 

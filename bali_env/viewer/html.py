@@ -67,9 +67,9 @@ def replay_data(frames: list[Frame], spectator: Spectator) -> dict[str, Any]:
     }
 
 
-def replay_page(frames: list[Frame], spectator: Spectator, title: str) -> str:
+def replay_page(frames: list[Frame], spectator: Spectator, title: str, back: str | None = None) -> str:
     """The self-contained HTML page of ``frames`` seen by ``spectator`` (``title`` names the
-    game, e.g. the record's file name)."""
+    game, e.g. the record's file name; ``back``: a relative link to a page listing the games)."""
     data = replay_data(frames, spectator)
     data["open"] = SVG_OPEN
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True).replace("<", "\\u003c").replace(
@@ -83,7 +83,9 @@ def replay_page(frames: list[Frame], spectator: Spectator, title: str) -> str:
         f"<title>{escape(head)} ({escape(spectator.viewpoint())})</title>"
         f"<style>{_asset('replay.css')}</style></head><body>"
         f"<header><h1>{escape(head)}</h1><span class=\"sub\">{escape(spectator.viewpoint())} \N{MIDDLE DOT} "
-        f"{escape(players)}</span></header>"
+        f"{escape(players)}</span>"
+        + (f"<a class=\"back\" href=\"{escape(back, quote=True)}\">\u2190 all games</a>" if back else "")
+        + "</header>"
         f"<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\">{DEFS}</svg>"
         "<main><section aria-label=\"table\"><div id=\"stage\" role=\"img\" aria-label=\"the table at this step\">"
         f"{first}</div>"
@@ -104,11 +106,12 @@ def replay_page(frames: list[Frame], spectator: Spectator, title: str) -> str:
     )
 
 
-def replay_html(record: dict[str, Any], seat: int | None = None, reveal: bool = False, title: str = "a game") -> str:
+def replay_html(record: dict[str, Any], seat: int | None = None, reveal: bool = False, title: str = "a game",
+                back: str | None = None) -> str:
     """The HTML replay page of a game record (``bali_env.records``) as ``seat`` saw it (None: the
-    public table; ``reveal``: everything, after the game)."""
+    public table; ``reveal``: everything, after the game); ``back`` links to a list of games."""
     spectator = Spectator(labels_for(record["num_players"], record.get("agents")), seat, reveal)
-    return replay_page(record_frames(record, seat, reveal), spectator, title)
+    return replay_page(record_frames(record, seat, reveal), spectator, title, back)
 
 
 __all__ = ["replay_data", "replay_html", "replay_page"]
