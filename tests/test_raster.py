@@ -51,6 +51,7 @@ def test_rgb_array_is_what_video_recorders_expect():
     assert not np.array_equal(env.render(), frame)
 
 
+@pytest.mark.slow
 def test_sprites_draw_what_resvg_draws_whole():
     """Every compared frame, drawn from cached sprites and groups, matches resvg's render of the
     whole SVG: the shapes within the rounding of blending edges one by one (mean difference under
@@ -66,6 +67,7 @@ def test_sprites_draw_what_resvg_draws_whole():
         assert diff.mean() < 0.1 and (diff > 4).mean() < 1e-3 and diff.max() <= 32, (diff.mean(), diff.max())
 
 
+@pytest.mark.slow
 def test_frames_do_not_depend_on_the_cache():
     positions = _positions(n=2, oracle=False, demon=True, seed=9, every=5)[::4]
     big = [Rasterizer().frame(p) for p in positions]

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="the web extra (Starlette, uvicorn) is not installed")
-pytest.importorskip("httpx", reason="httpx (Starlette's test client) is not installed")
 
 from starlette.testclient import TestClient  # noqa: E402
 
@@ -161,6 +160,7 @@ def test_a_failing_bot_ends_its_game_only(tmp_path):
     assert client.post(f"/api/games/{good['id']}/advance").json()["status"] == "playing"
 
 
+@pytest.mark.slow
 def test_several_games_at_once():
     client = TestClient(create_app())
     outcomes = []
