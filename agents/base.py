@@ -145,6 +145,19 @@ class Agent(ABC):
         ``num_players``; tournaments and ``bali play`` ask before the first game. The default
         plays every count."""
 
+    def begin_game(self, game: dict) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """A game starts: ``game`` holds ``game`` (its id), ``seat``, ``num_players``,
+        ``variants`` and ``agents`` (who plays each seat). Called by tournaments, ``bali play``
+        and ``bali serve`` before the agent's first decision of a game; the default does
+        nothing (an agent decides from the observation alone)."""
+
+    def end_game(self, result: dict) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """A game ended: ``result`` holds ``game``, ``final_scores`` and ``winners`` (None when
+        it ended early) and ``forfeit`` (who lost it by a fault, and why, or None)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release what the agent holds (a bot's process); called when its games are done."""
+
     def compile_kernels(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default
         """Compile (or load from Numba's disk cache) the kernels ``act_batch`` runs, without
         deciding anything. Tournament workers call it to share out a first run's compilation;
@@ -162,6 +175,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "mcts": "agents.mcts:MCTSAgent",
     "ppo": "agents.ppo_agent:PPOAgent",
     "sb3": "agents.sb3_agent:SB3Agent",
+    "cmd": "agents.protocol.agent:CommandAgent",
 }
 _REGISTRY: dict[str, Callable[..., Agent] | str] = dict(BUILTIN_AGENTS)
 
@@ -238,9 +252,10 @@ def _agent_from_file(spec: str, seed: int | None) -> Agent:
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec: ``"random"``, ``"greedy"``, ``"mcts"``, ``"mcts:sims=200"``,
-    ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, or your own class from a file:
-    ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings). Raises ValueError for an
-    unknown kind or a file or class that cannot be loaded."""
+    ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, your own class from a file:
+    ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings), or a bot in any language
+    run as its own process: ``"cmd:PROGRAM ARGS"`` (docs/protocol.md). Raises ValueError for an
+    unknown kind, a file or class that cannot be loaded, or a program that cannot be run."""
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec is a string like 'greedy' or 'mybot.py:MyBot', got {type(spec).__name__}")
     if spec.partition(":")[0].endswith(".py"):
@@ -250,4 +265,6 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         raise ValueError(f"unknown agent {kind!r}; known: {sorted(_REGISTRY)}")
     if kind == "sb3":
         return _factory(kind)(path=rest, seed=seed)
+    if kind == "cmd":  # a bot in any language: its own process, the bot protocol (docs/protocol.md)
+        return _factory(kind)(command=rest, seed=seed)
     return _factory(kind)(seed=seed, **_parse_settings(rest))

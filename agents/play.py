@@ -69,6 +69,30 @@ class _Quit(Exception):
     """The human left the game (``q`` or end of input)."""
 
 
+class _BotFailed(Exception):
+    """The bot in ``seat`` raised, broke the bot protocol or chose an illegal action: the game ends."""
+
+    def __init__(self, seat: int, message: str) -> None:
+        super().__init__(message)
+        self.seat = seat
+
+
+def _bot_call(seat: int, method: Callable[..., Any], *args: Any) -> Any:
+    """``method(*args)`` of the bot in ``seat``; ``_BotFailed`` saying why when it raises."""
+    try:
+        return method(*args)
+    except Exception as exc:  # noqa: BLE001 - a bot program's fault, or an in-process bot's bug
+        raise _BotFailed(seat, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+
+
+def _bot_action(seat: int, bot: Any, obs: dict[str, np.ndarray]) -> int:
+    """The move of the bot in ``seat``; ``_BotFailed`` saying why when it fails."""
+    action = int(_bot_call(seat, bot.act, obs["observation"], obs["action_mask"]))
+    if not 0 <= action < len(obs["action_mask"]) or not obs["action_mask"][action]:
+        raise _BotFailed(seat, f"it chose action {action}, which is not legal")
+    return action
+
+
 # ---------------------------------------------------------------------------- set-up
 def build_opponents(num_players: int, seat: int, opponents: list[str], seed: int) -> dict[int, tuple[str, Any]]:
     """Map every non-human seat to ``(spec, agent)``: the specs fill the other seats in order,
@@ -204,6 +228,9 @@ def play_game(
                  + f" | seed {seed} | type ? for help"))
     narrator = TurnNarrator(labels, seat)
     try:
+        for q, (_, bot) in bots.items():
+            _bot_call(q, bot.begin_game, {"game": 0, "seat": q, "num_players": num_players,
+                                          "variants": {"oracle": oracle, "demon": demon}, "agents": specs})
         while not all(env.terminations.values()):
             agent = env.agent_selection
             q = env.agent_name_mapping[agent]
@@ -217,7 +244,7 @@ def play_game(
                 action = _ask(legal, table, before, input_fn, print_fn)
                 text = ACTION_NAMES[action]
             else:
-                action = int(bots[q][1].act(obs["observation"], obs["action_mask"]))
+                action = _bot_action(q, bots[q][1], obs)
                 text = describe_bot_move(before.decision, action)
             env.step(action)
             after = decode_observation(env.observe(human)["observation"])
@@ -225,6 +252,14 @@ def play_game(
     except _Quit as exc:
         print_fn(f"{exc}. Bye!")
         return env.game_record(agents=specs)
+    except _BotFailed as exc:
+        print_fn(fit(f"{labels[exc.seat]} failed ({exc}): the game ends here."))
+        return env.game_record(agents=specs)
+    finally:
+        result = env.state_dict()
+        for _, bot in bots.values():
+            bot.end_game({"game": 0, "final_scores": result["scores"], "winners": result["winners"], "forfeit": None})
+            bot.close()
     final = render_view(decode_observation(env.observe(human)["observation"]), seat, labels)
     print_fn("")
     print_fn(final)

@@ -71,8 +71,9 @@ def _tournament_parser() -> argparse.ArgumentParser:
                     "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from seed SEED + k.",
     )
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
-                        help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot; repeat "
-                             "a spec to field it several times (greedy random random random)")
+                        help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot "
+                             "'cmd:python3 bot.py' (a program speaking the bot protocol, quoted as one argument); "
+                             "repeat a spec to field it several times (greedy random random random)")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
     parser.add_argument("--games", type=int, default=1000,
                         help="games, rounded up to whole seat rotations (default 1000)")
@@ -97,6 +98,11 @@ def _tournament_parser() -> argparse.ArgumentParser:
                         help="with --backend ray: join this Ray cluster (or 'auto') instead of starting one")
     parser.add_argument("--chunk-size", type=int, default=None, metavar="K",
                         help="with --backend ray: games per Ray task (default: about 8 chunks per CPU)")
+    parser.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
+                        help="the clock: seconds per decision for every agent (cmd: bots 10 unless set); a bot over "
+                             "it loses the game")
+    parser.add_argument("--game-time", type=float, default=None, metavar="SECONDS",
+                        help="the clock: seconds per game for every agent (default: no budget)")
     return parser
 
 
@@ -114,7 +120,8 @@ def _tournament(argv: list[str]) -> int:
         parser.error("--resume needs --out, the folder of the run to continue")
     settings = {"num_players": args.players, "games": args.games, "seed": args.seed, "workers": args.workers,
                 "batch_size": args.batch_size, "save_records": args.save_records, "resume": args.resume,
-                "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size}
+                "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size,
+                "move_time": args.move_time, "game_time": args.game_time}
     try:
         check_tournament(args.agents, out_dir=args.out if args.out is not None else Path("results/tournament"),
                          **settings)
@@ -139,8 +146,8 @@ def _tournament(argv: list[str]) -> int:
               f"continue with:\n  bali {shlex.join(again)} --resume", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
-    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "index.html", "records",
-                                            "replays", "journal.jsonl")]
+    written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "index.html", "timing.json",
+                                            "records", "replays", "logs", "journal.jsonl")]
     print("\nwrote " + ", ".join(str(p) for p in written if p.exists()))
     return 0
 

@@ -58,9 +58,9 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
     settings.seed = seed
     torch.set_num_threads(c["torch_threads"])
     pool = OpponentPool(seed=seed)
-    for kind in ("random", "greedy"):
-        if weights.get(kind, 0) > 0:
-            pool.add(kind, make_agent(kind, seed=seed + len(pool)), weights[kind])
+    for spec, weight in weights.items():
+        if spec != "self" and weight > 0:
+            pool.add(spec, make_agent(spec, seed=seed + len(pool)), weight)
     if not len(pool):  # only self-play: start with one snapshot, as training does
         pool.add("random", make_agent("random", seed=seed), 1e-9)
     venv = BaliSB3VecEnv(c["envs"], pool, num_players=players, seed=seed,

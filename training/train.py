@@ -122,7 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     shared("--players --oracle --demon --steps --minutes")
     p.add_argument("--envs", type=int, default=512, help="games stepped together in the batched env")
     p.add_argument("--opponents", default="random:1,greedy:3,self:1",
-                   help="opponent kinds with weights: random, greedy, self (past snapshots), mcts")
+                   help="opponents with weights, SPEC:WEIGHT,...: any agent spec (random, greedy, mcts, "
+                        "mcts:sims=400, ppo, ppo:path=FILE.npz, mybot.py:MyBot, 'cmd:PROGRAM ARGS') or self "
+                        "(past snapshots of the learner)")
     p.add_argument("--mcts-sims", type=int, default=200, help="simulations per move of the mcts opponents")
     shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers --seed --out")
     p.add_argument("--framework", default="sb3", choices=FRAMEWORKS,

@@ -100,7 +100,7 @@ class BaliSB3VecEnv(VecEnv):
             rewards[i] = ret
             dones[i] = True
             self.episode_returns.append(ret)
-            self.episode_opponents.append(",".join(self.pool.names[k] for k in self.seat_opponent[i] if k >= 0))
+            self.episode_opponents.append(" | ".join(self.pool.names[k] for k in self.seat_opponent[i] if k >= 0))
             self._seat_game(int(i))
 
     # ------------------------------------------------------------------ VecEnv API

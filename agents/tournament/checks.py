@@ -36,7 +36,10 @@ def validate_agents(specs: Sequence[str], num_players: int | None = None) -> lis
     """Build every agent once and ask it whether it plays ``num_players`` (its optional
     ``check_players``; not asked when None); raise TournamentError naming the spec when one cannot be built or play.
     Returns each participant's label: the spec, or for a bot from a file (``FILE.py:Class``)
-    the bot's own ``name`` (``FILE:Class`` when it sets none)."""
+    the bot's own ``name`` (``FILE:Class`` when it sets none), or for a bot program
+    (``cmd:PROGRAM``, started once to say hello) the name it says."""
+    from ..protocol import BotFault
+
     labels = []
     for spec in specs:
         try:
@@ -44,9 +47,17 @@ def validate_agents(specs: Sequence[str], num_players: int | None = None) -> lis
             check = getattr(agent, "check_players", None)  # an agent that plays some player counts only
             if callable(check) and num_players is not None:
                 check(num_players)
+            if spec.partition(":")[0] == "cmd":  # a bot process: it must start and say hello
+                try:
+                    agent.start()
+                finally:
+                    agent.close()
+        except BotFault as exc:
+            raise TournamentError(f"agent {spec!r}: the bot did not start: {exc}") from None
         except (ValueError, TypeError) as exc:
             raise TournamentError(f"agent {spec!r}: {exc}") from exc
-        labels.append(str(agent.name) if spec.partition(":")[0].endswith(".py") else spec)
+        own_name = spec.partition(":")[0].endswith(".py") or spec.partition(":")[0] == "cmd"
+        labels.append(str(agent.name) if own_name else spec)
     return labels
 
 
@@ -89,15 +100,29 @@ def check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
         check_ray(ray_address)
 
 
+def check_clock(move_time: Any, game_time: Any) -> None:
+    """The clock: each a number of seconds > 0 (and at most a day), or None."""
+    import math
+
+    for name, value in (("move_time", move_time), ("game_time", game_time)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 < value <= 86_400:
+            flag = "--" + name.replace("_", "-")
+            raise TournamentError(f"{name} ({flag}) must be a number of seconds > 0 (at most 86400), got {value!r}")
+
+
 def check_tournament(agents: Sequence[str], num_players: Any = 4, games: Any = 1000, seed: Any = 0, workers: Any = 2,
                      out_dir: str | Path | None = None, batch_size: Any = 128, save_records: bool = False,
                      resume: bool = False, backend: Any = "local", ray_address: Any = None,
-                     chunk_size: Any = None) -> list[str]:
+                     chunk_size: Any = None, move_time: Any = None, game_time: Any = None) -> list[str]:
     """Every check ``run_tournament`` makes with these arguments, and nothing else: nothing is
     played, printed or created. TournamentError saying what is wrong; returns the participants'
     names (as in the results)."""
     specs = [str(s) for s in agents]
     check_backend(backend, ray_address, chunk_size)
+    check_clock(move_time, game_time)
     check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume)
     rounded_games(games, len(specs), int(num_players))
     return participant_names(validate_agents(specs, int(num_players)))

@@ -13,14 +13,14 @@ from typing import Any
 from .errors import TournamentError
 
 JOURNAL = "journal.jsonl"  #: the append-only journal of finished games in a tournament's output folder
-_RUN_FILES = ("results.json", "results.csv", "ratings.png", "index.html", JOURNAL)
-_RUN_FOLDERS = ("records", "replays")
+_RUN_FILES = ("results.json", "results.csv", "ratings.png", "index.html", "timing.json", JOURNAL)
+_RUN_FOLDERS = ("records", "replays", "logs")
 
 
 def _journal_header(config: dict[str, Any]) -> dict[str, Any]:
     """What a journal must agree on to be resumed: everything that decides the games."""
-    keys = ("agents", "num_players", "games", "seed", "oracle", "demon", "save_records")
-    return {"journal": "bali-tournament", "version": 1, **{k: config[k] for k in keys}}
+    keys = ("agents", "num_players", "games", "seed", "oracle", "demon", "save_records", "move_time", "game_time")
+    return {"journal": "bali-tournament", "version": 1, **{k: config.get(k) for k in keys}}
 
 
 def read_journal(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:

@@ -35,6 +35,12 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
+def _forfeits(p: dict[str, Any]) -> str:
+    """A participant's forfeits: their number, by reason (``3: timeout 2, crash 1``)."""
+    f = {r: k for r, k in p.get("forfeits", {}).items() if k}
+    return f"{sum(f.values())}: " + ", ".join(f"{r} {k}" for r, k in f.items()) if f else "0"
+
+
 def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, chart: str | None = "ratings.png",
                title: str = "Bali tournament") -> str:
     """The index page of a tournament: its settings, the participants by rating (win rate with
@@ -49,19 +55,23 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
     rows = "".join(
         f"<tr><td>{escape(p['name'])}</td><td>{p['games']}</td><td>{p['wins']:g}</td><td>{_pct(p['win_rate'])}</td>"
         f"<td>[{_pct(p['win_rate_ci95'][0])}, {_pct(p['win_rate_ci95'][1])}]</td><td>{p['mean_score']:.2f}</td>"
-        f"<td>{p['mean_rank']:.2f}</td><td>{p['rating']['elo']:+.0f} \u00b1{p['rating']['ci95']:.0f}</td></tr>"
-        for p in ranked)
+        f"<td>{p['mean_rank']:.2f}</td><td>{p['rating']['elo']:+.0f} \u00b1{p['rating']['ci95']:.0f}</td>"
+        f"<td>{_forfeits(p)}</td></tr>" for p in ranked)
     table = ("<table><thead><tr><th>participant</th><th>games</th><th>wins</th><th>win %</th><th>95% interval</th>"
-             f"<th>mean score</th><th>mean rank</th><th>rating</th></tr></thead><tbody>{rows}</tbody></table>")
+             "<th>mean score</th><th>mean rank</th><th>rating</th><th>forfeits</th></tr></thead>"
+             f"<tbody>{rows}</tbody></table>")
     replays = replays or {}
     game_rows = []
     for g in results["games"]:
         winners = ", ".join(escape(g["lineup"][w]) for w in g["winners"])
         link = replays.get(int(g["game"]))
         cell = f'<a href="{escape(link, quote=True)}">replay</a>' if link else ""
+        lost = g.get("forfeit")
+        scores = (f"forfeit: {escape(g['lineup'][lost['seat']])} ({escape(lost['reason'])})" if lost
+                  else ", ".join(str(s) for s in g["scores"]))
         game_rows.append(f"<tr><td>{g['game']}</td><td>{g['seed']}</td>"
                          f"<td class=\"left\">{escape(', '.join(g['lineup']))}</td>"
-                         f"<td class=\"left\">{', '.join(str(s) for s in g['scores'])}</td>"
+                         f"<td class=\"left\">{scores}</td>"
                          f"<td class=\"left\">{winners}</td><td>{g['decisions']}</td><td>{cell}</td></tr>")
     games = ("<div class=\"games\"><table><thead><tr><th>game</th><th>seed</th><th class=\"left\">seats 0..n-1</th>"
              "<th class=\"left\">scores</th><th class=\"left\">winner(s)</th><th>moves</th><th>replay</th></tr></thead>"

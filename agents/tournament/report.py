@@ -12,12 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol.messages import FAULTS
+
 @dataclass
 class TournamentResult:
     """The outcome of ``run_tournament``: ``config``, per-participant ``participants`` statistics,
     ``seat_win_share`` (share of all wins taken from each seat), ``mean_decisions`` (per game),
-    ``games`` (one record per game, lineup by participant name) and the ``wall_time`` in seconds
-    (not part of ``to_dict``)."""
+    ``games`` (one record per game, lineup by participant name), and what depends on timing and
+    is not part of ``to_dict``: ``timing`` (per participant: decisions, mean and longest
+    decision in ms; ``timing.json``) and the ``wall_time`` in seconds."""
 
     config: dict[str, Any]
     participants: list[dict[str, Any]]
@@ -25,6 +28,7 @@ class TournamentResult:
     mean_decisions: float
     games: list[dict[str, Any]]
     wall_time: float = field(default=0.0, compare=False)
+    timing: dict[str, dict[str, float]] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``results.json`` (deterministic: no timings)."""
@@ -89,7 +93,35 @@ class TournamentResult:
             return [line.replace("\N{NO-BREAK SPACE}", " ") for text in texts
                     for line in textwrap.wrap(text, wrap, subsequent_indent="  ")]
 
-        return "\n".join(wrapped(top) + lines + wrapped(notes))
+        return "\n".join(wrapped(top) + lines + wrapped(notes) + self.clock_table(width))
+
+    def clock_table(self, width: int | None = None) -> list[str]:
+        """The lines on the clock and the faults: per participant its forfeits by reason and its
+        mean and longest decision; shown when a clock was set, a ``cmd:`` bot played or a game was
+        lost by a fault (nothing otherwise)."""
+        c = self.config
+        forfeits = sum(sum(p.get("forfeits", {}).values()) for p in self.participants)
+        bots = any(str(spec).startswith("cmd:") for spec in c.get("agents", []))
+        if not (forfeits or bots or c.get("move_time") or c.get("game_time")):
+            return []
+        move = f"{c['move_time']:g} s a decision" if c.get("move_time") else "no limit a decision"
+        game = f"{c['game_time']:g} s a game" if c.get("game_time") else "no limit a game"
+        from ..protocol import DEFAULT_MOVE_TIME
+
+        lines = [f"clock: {move}, {game}" + (f"; cmd: bots {DEFAULT_MOVE_TIME:g} s a decision unless set"
+                                             if bots and not c.get("move_time") else "")]
+        name_w = max(11, *(len(p["name"]) for p in self.participants))
+        lines.append(f"{'participant':<{name_w}} {'forfeits':>8}  {' '.join(FAULTS):<30} "
+                     f"{'mean move':>10} {'worst move':>11}")
+        timing = self.timing or {}
+        for p in self.ranked():
+            f = p.get("forfeits", {})
+            t = timing.get(p["name"], {})
+            by_reason = " ".join(f"{f.get(r, 0):>{len(r)}}" for r in FAULTS)
+            mean = f"{t['mean_ms']:.1f} ms" if t.get("decisions") else "-"
+            worst = f"{t['worst_ms']:.1f} ms" if t.get("decisions") else "-"
+            lines.append(f"{p['name']:<{name_w}} {sum(f.values()):>8}  {by_reason:<30} {mean:>10} {worst:>11}")
+        return [line[: width or 100] for line in lines]
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``results.json``, ``results.csv`` and (with matplotlib) ``ratings.png`` into
@@ -100,16 +132,19 @@ class TournamentResult:
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "results.json", "csv": out / "results.csv"}
         write_text(paths["json"], json.dumps(self.to_dict(), indent=1) + "\n")
+        if self.timing is not None:
+            paths["timing"] = write_text(out / "timing.json", json.dumps(self.timing, indent=1) + "\n")
         n = self.config["num_players"]
         with replace_when_done(paths["csv"]) as tmp, tmp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(["participant", "spec", "games", "wins", "win_rate", "ci95_low", "ci95_high", "mean_score",
                              "mean_rank", "rating_elo", "rating_ci95"]
-                            + [f"win_rate_seat{s}" for s in range(n)])
+                            + [f"win_rate_seat{s}" for s in range(n)] + [f"forfeits_{r}" for r in FAULTS])
             for p, spec in zip(self.participants, self.config["agents"], strict=True):
                 writer.writerow([p["name"], spec, p["games"], p["wins"], p["win_rate"], *p["win_rate_ci95"],
                                  p["mean_score"], p["mean_rank"], p["rating"]["elo"], p["rating"]["ci95"]]
-                                + ["" if v is None else v for v in p["seat_win_rate"]])
+                                + ["" if v is None else v for v in p["seat_win_rate"]]
+                                + [p.get("forfeits", {}).get(r, 0) for r in FAULTS])
         try:
             plot_ratings(self, out / "ratings.png")
             paths["png"] = out / "ratings.png"

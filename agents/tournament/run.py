@@ -18,7 +18,7 @@ from .journal import JOURNAL, claim_out_dir, start_journal
 from .play import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
 from .report import TournamentResult, load_pyplot
 from .schedule import LINEUP_SCHEME, cycle_length, rounded_games
-from .stats import compute_stats, load_rating_fit
+from .stats import compute_stats, load_rating_fit, move_time_stats
 from .workers import CompileNotice, on_compile, play_parallel, warm_up
 
 QUICK_GAMES = 64  #: at most this many games of batched agents, kernels cached: play in-process
@@ -163,6 +163,8 @@ def run_tournament(
     backend: str = "local",
     ray_address: str | None = None,
     chunk_size: int | None = None,
+    move_time: float | None = None,
+    game_time: float | None = None,
 ) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
     docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
@@ -179,11 +181,21 @@ def run_tournament(
 
     ``backend="ray"`` plays chunks of ``chunk_size`` games as Ray tasks on a local Ray instance of
     ``workers`` CPUs, or on the cluster at ``ray_address`` (``agents.tournament.backends.ray``); the results
-    are the same as with local worker processes."""
+    are the same as with local worker processes.
+
+    ``move_time`` / ``game_time``: the clock, in seconds per decision and per game, for every
+    agent (``play.Clock``; ``cmd:`` bots always have one). A participant that runs out of time,
+    raises, breaks the bot protocol or chooses an illegal action loses that game (a forfeit, by
+    reason, in the results and the table); a ``cmd:`` bot is restarted for its next game, and its
+    standard error goes to ``out_dir/logs/NAME.log``. A run with ``cmd:`` bots plays one game at
+    a time per worker (``batch_size`` 1: one process per bot per worker)."""
     start = time.perf_counter()
     specs = [str(s) for s in agents]
     names = check_tournament(specs, num_players, games, seed, workers, out_dir, batch_size, save_records, resume,
-                             backend, ray_address, chunk_size)
+                             backend, ray_address, chunk_size, move_time, game_time)
+    bots = [s for s in specs if s.partition(":")[0] == "cmd"]
+    if bots:
+        batch_size = 1  # a bot process plays one game at a time
     n, seed = int(num_players), int(seed)
     total = rounded_games(games, len(specs), n)
     workers = min(int(workers), total)
@@ -202,10 +214,14 @@ def run_tournament(
         "oracle": bool(oracle),
         "demon": bool(demon),
         "save_records": bool(save_records),
+        "move_time": move_time,
+        "game_time": game_time,
         "lineup_scheme": LINEUP_SCHEME,
     }
+    log_dir = str(Path(out_dir) / "logs") if bots and out_dir is not None else None
     job = {"specs": specs, "num_players": n, "seed": seed, "oracle": bool(oracle), "demon": bool(demon),
-           "batch_size": int(batch_size), "keep_actions": bool(save_records)}
+           "batch_size": int(batch_size), "keep_actions": bool(save_records), "move_time": move_time,
+           "game_time": game_time, "names": names, "log_dir": log_dir}
     with claim_out_dir(Path(out_dir)) if out_dir is not None else contextlib.nullcontext():
         journal, done = start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
         try:
@@ -262,12 +278,15 @@ def _result(config: dict[str, Any], done: dict[int, dict[str, Any]], names: list
     if save_records:
         from bali_env.records import new_record, save_record
 
-        for r in records:
+        for r in records:  # a game lost by a fault is saved as unfinished (no scores, no winners)
+            lost = r.get("forfeit") is not None
             rec = new_record(n, config["oracle"], config["demon"], r["seed"], r.pop("actions"), r["scores"],
-                             r["winners"], [names[p] for p in r["lineup"]])
+                             None if lost else r["winners"], [names[p] for p in r["lineup"]])
             save_record(rec, Path(out_dir) / "records" / f"game_{r['game']:05d}.json")
             saved[int(r["game"])] = rec
-    named = [dict(r, lineup=[names[p] for p in r["lineup"]]) for r in records]
+    timing = move_time_stats(records, names)
+    named = [{k: v for k, v in r.items() if k != "move_times"} | {"lineup": [names[p] for p in r["lineup"]]}
+             for r in records]  # results.json holds nothing that depends on timing
     return TournamentResult(config=config, participants=stats["participants"],
                             seat_win_share=stats["seat_win_share"], mean_decisions=stats["mean_decisions"],
-                            games=named), saved
+                            games=named, timing=timing), saved

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol.messages import FAULTS
+
 Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
 
 
@@ -99,8 +101,11 @@ def rating_fit(games: Sequence[tuple[Sequence[int], Sequence[float]]], num_parti
 def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_players: int) -> dict[str, Any]:
     """Per-participant statistics and per-seat win shares from game records (``lineup`` as
     participant indices or names, as in results.json), and the ratings fitted to all games at
-    once (``rating_fit``): nothing depends on the order of the records. Returns
-    ``{"participants": [...], "seat_win_share": [...], "mean_decisions": float}``."""
+    once (``rating_fit``): nothing depends on the order of the records. A game lost by a fault
+    (``forfeit``) counts as a loss for the forfeiter and a shared win for the others (ranked
+    last and first), has no scores (the mean score is over the games with scores), and counts
+    in the forfeiter's ``forfeits`` by reason. Returns ``{"participants": [...],
+    "seat_win_share": [...], "mean_decisions": float}``."""
     m, n = len(names), num_players
     index = {name: p for p, name in enumerate(names)}
     games = np.zeros(m)
@@ -112,15 +117,23 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
     seat_wins = np.zeros((m, n))
     fit_games = []
     decisions = 0
+    forfeits = np.zeros((m, len(FAULTS)), dtype=np.int64)
+    scored = np.zeros(m)
     for rec in sorted(records, key=lambda r: r["game"]):
         lineup_ = [index[p] if isinstance(p, str) else int(p) for p in rec["lineup"]]
-        scores, winners = rec["scores"], rec["winners"]
+        winners = rec["winners"]
+        lost = rec.get("forfeit")
+        if lost is not None:  # the forfeiter last, the others sharing the win (and first place)
+            forfeits[lineup_[lost["seat"]], FAULTS.index(lost["reason"])] += 1
+        scores = rec["scores"] if rec["scores"] is not None else [0] * len(lineup_)
         ranks = game_ranks(scores, winners)
         share = 1.0 / len(winners) if winners else 0.0
         for seat, p in enumerate(lineup_):
             games[p] += 1
             seat_games[p, seat] += 1
-            score_sum[p] += scores[seat]
+            if rec["scores"] is not None:
+                score_sum[p] += scores[seat]
+                scored[p] += 1
             rank_sum[p] += ranks[seat]
             if seat in winners:
                 win_shares[p].append(share)
@@ -143,12 +156,13 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
             "wins": round(float(wins[p]), 6),
             "win_rate": float(wins[p] / g) if g else 0.0,
             "win_rate_ci95": [lo, hi],
-            "mean_score": float(score_sum[p] / g) if g else 0.0,
+            "mean_score": float(score_sum[p] / scored[p]) if scored[p] else 0.0,
             "mean_rank": float(rank_sum[p] / g) if g else 0.0,
             "rating": {"elo": round(fit["rating"][p], 6), "ci95": round(fit["ci95"][p], 6)},
             "seat_games": [int(v) for v in seat_games[p]],
             "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None
                               for s in range(n)],
+            "forfeits": {reason: int(forfeits[p, k]) for k, reason in enumerate(FAULTS)},
         })
     total = max(1, len(records))
     return {
@@ -156,3 +170,20 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
         "seat_win_share": [float(v / total) for v in seat_win_total],
         "mean_decisions": float(decisions / total),
     }
+
+
+def move_time_stats(records: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per participant (by name): decisions, the mean and the longest decision in milliseconds,
+    from the records' ``move_times`` (per seat: decisions, seconds, longest). Timing differs
+    from run to run, so it is kept out of results.json (``timing.json``, the table)."""
+    index = {name: p for p, name in enumerate(names)}
+    count, total, worst = np.zeros(len(names)), np.zeros(len(names)), np.zeros(len(names))
+    for rec in records:
+        for seat, p in enumerate(rec["lineup"]):
+            p = index[p] if isinstance(p, str) else int(p)
+            k, seconds, longest = rec.get("move_times", [[0, 0.0, 0.0]] * len(rec["lineup"]))[seat]
+            count[p] += k
+            total[p] += seconds
+            worst[p] = max(worst[p], longest)
+    return {name: {"decisions": int(count[p]), "mean_ms": float(1000 * total[p] / count[p]) if count[p] else 0.0,
+                   "worst_ms": float(1000 * worst[p])} for p, name in enumerate(names)}

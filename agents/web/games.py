@@ -91,6 +91,7 @@ class GameSession:
             self.status = "failed"
             self.message = (f"{self.spectator.labels[q]} failed: {type(exc).__name__}: "
                             + " ".join(str(exc).split())[:300] + ". The game ends here.")
+            self.close()
             return
         self._play(action)
 
@@ -104,6 +105,17 @@ class GameSession:
         self.frames.append(self.spectator.step(self.env._state, action, apply=self.env.step))
         if all(self.env.terminations.values()):
             self.status = "over"
+            self.close()
+
+    def close(self) -> None:
+        """Tell the bots the game ended and release them (a ``cmd:`` bot's process)."""
+        s = self.env.state_dict()
+        for bot in self.bots.values():
+            try:
+                bot.end_game({"game": 0, "final_scores": s["scores"], "winners": s["winners"], "forfeit": None})
+                bot.close()
+            except Exception:  # noqa: BLE001 - a bot that fails to stop does not matter any more
+                pass
 
     # ------------------------------------------------------------------ what the browser gets
     def snapshot(self) -> dict[str, Any]:
@@ -179,10 +191,17 @@ class GameStore:
         session = GameSession(secrets.token_urlsafe(12), env, seat, ["human" if q == seat else specs[q]
                                                                     for q in range(players)],
                               bots, spectator, [spectator.start(env._state)])
+        for q, bot in bots.items():
+            try:
+                bot.begin_game({"game": 0, "seat": q, "num_players": players, "variants": flags,
+                                "agents": session.specs})
+            except Exception as exc:  # noqa: BLE001 - a bot program that does not start
+                session.close()
+                raise GameError(f"opponent {specs[q]!r} did not start: " + " ".join(str(exc).split())) from None
         with self._lock:
             self._games[session.id] = session
             while len(self._games) > self.max_games:
-                self._games.popitem(last=False)
+                self._games.popitem(last=False)[1].close()
         return session
 
     def get(self, game_id: str) -> GameSession:

@@ -1,0 +1,19 @@
+"""Bots in any language: a program that speaks the bot protocol (docs/protocol.md: JSON lines over
+its standard input and output) plays as the agent ``cmd:PROGRAM ARGS`` in every command that
+takes agents (tournaments, ``bali play``, ``bali serve``, training opponents), under a clock,
+and loses the game it was playing when it times out, crashes, answers an illegal action or
+breaks the protocol.
+
+| module | job |
+|---|---|
+| ``messages.py`` | the messages (hello, start, decide, end, quit), the view by name, answer checks, ``BotFault`` |
+| ``process.py`` | ``BotProcess``: the program as a process, non-blocking pipes, the clock, kill |
+| ``agent.py`` | ``CommandAgent``: the ``cmd:`` agent; ``parse_command`` |
+"""
+
+from __future__ import annotations
+
+from .agent import DEFAULT_MOVE_TIME, CommandAgent, parse_command
+from .messages import FAULTS, PROTOCOL, VERSION, BotFault
+
+__all__ = ["DEFAULT_MOVE_TIME", "FAULTS", "PROTOCOL", "VERSION", "BotFault", "CommandAgent", "parse_command"]
