@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """A bot that breaks the protocol on purpose, for the fault tests: ``faulty_bot.py MODE EVERY``
 plays a legal action (the first) except on every EVERY-th decision of a process, where it
-misbehaves as MODE says: ``hang`` (never answers), ``crash`` (exits with code 3), ``illegal``
+misbehaves as MODE says; ``faulty_bot.py MODE EVERY GAMES`` misbehaves instead at its decision
+number EVERY of every game whose id is a multiple of GAMES (the same games whatever the
+workers, the batching or a resume). MODE: ``hang`` (never answers), ``crash`` (exits with code 3), ``illegal``
 (answers action 99), ``garbage`` (answers a line that is not JSON), ``flood`` (writes 200 kB with
 no newline), ``chatty`` (writes two lines). ``nohello``: never answers hello; ``oldhello``:
-answers hello with version 0."""
+answers hello with version 0; ``slow``: takes 20 ms every decision."""
 
 import json
 import sys
 import time
 
 mode, every = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1
+games = int(sys.argv[3]) if len(sys.argv) > 3 else None
 decisions = 0
 for raw in sys.stdin:
     message = json.loads(raw)
@@ -22,7 +25,13 @@ for raw in sys.stdin:
     elif message["type"] == "decide":
         decisions += 1
         legal = message["legal"][0]["id"]
-        if decisions % every == 0:
+        if mode == "slow":  # every decision takes 20 ms: a game budget runs out
+            time.sleep(0.02)
+        if games is None:
+            due = decisions % every == 0
+        else:
+            due = message["decision"] == every and message["game"] is not None and message["game"] % games == 0
+        if due:
             print(f"misbehaving ({mode}) at decision {decisions}", file=sys.stderr, flush=True)
             if mode == "hang":
                 time.sleep(3600)
