@@ -1,9 +1,9 @@
 """The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
-ratings), ``bali train`` (MaskablePPO with self-play), ``bali bench`` (speed benchmarks against
-the anchors), ``bali play`` (a game in the terminal against bots), ``bali replay`` (step through
-a saved game, or write it as a web page or an animation), ``bali serve`` (the web app: play in
-the browser, browse results) and ``bali demo`` (play seeded random games and print the final
-table).
+ratings), ``bali league`` (every pair, and the free-for-all, in one folder), ``bali train``
+(MaskablePPO with self-play), ``bali bench`` (speed benchmarks against the anchors), ``bali play``
+(a game in the terminal against bots), ``bali replay`` (step through a saved game, or write it as
+a web page or an animation), ``bali serve`` (the web app: play in the browser, browse results)
+and ``bali demo`` (play seeded random games and print the final table).
 
 The entry point of every floor, so the one module of ``bali_env`` that imports the floors above
 it (``agents``, ``training``, ``benchmarks``), each on use. Every command checks all its
@@ -152,8 +152,75 @@ def _tournament(argv: list[str]) -> int:
     return 0
 
 
+def _league_parser() -> argparse.ArgumentParser:
+    """The options of ``bali league``."""
+    parser = argparse.ArgumentParser(
+        prog="bali league",
+        description="Every pair of the agents in 2-player matches, plus the free-for-all in 3 and 4 players: the "
+                    "pairwise win-rate matrix with intervals (a heat map), ratings fitted to all games, one folder.")
+    parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                        help="the participants (any agent spec, e.g. ppo mcts greedy random 'cmd:python3 bot.py')")
+    parser.add_argument("--games", type=int, default=200,
+                        help="games per part (each pair, each free-for-all; rounded up to whole rotations; "
+                             "default 200)")
+    parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=(2, 3, 4),
+                        help="the parts: 2 = every pair, 3 and 4 = the free-for-all at that size when there are "
+                             "enough agents (default 2 3 4)")
+    parser.add_argument("--seed", type=int, default=0, help="game k of every part is dealt from seed SEED + k")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
+    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: a new folder results/league/<date-time>)")
+    parser.add_argument("--resume", action="store_true", help="continue the interrupted league in --out")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
+                        help="the clock: seconds per decision for every agent")
+    parser.add_argument("--game-time", type=float, default=None, metavar="SECONDS",
+                        help="the clock: seconds per game for every agent")
+    return parser
+
+
+def _league(argv: list[str]) -> int:
+    """Run ``agents.tournament.league.run_league`` from the command line (exit 2 on a bad
+    argument, before anything is played; 130 when interrupted: continue with ``--resume``)."""
+    from agents.tournament import TournamentError, TournamentFailed, TournamentInterrupted
+    from agents.tournament.league import run_league
+
+    parser = _league_parser()
+    args = parser.parse_args(argv)
+    if args.resume and args.out is None:
+        parser.error("--resume needs --out, the folder of the league to continue")
+    try:
+        if args.out is None:
+            from agents.tournament.checks import check_out_dir
+
+            check_out_dir(Path("results/league"))
+        out = args.out
+        if out is None:
+            from .files import new_output_dir
+
+            out = new_output_dir("results/league")
+            print(f"writing to {out}", file=sys.stderr)
+        result = run_league(args.agents, games=args.games, seed=args.seed, workers=args.workers, out_dir=out,
+                            sizes=tuple(sorted(set(args.players))), oracle=args.oracle, demon=args.demon,
+                            progress=not args.no_progress, resume=args.resume, move_time=args.move_time,
+                            game_time=args.game_time)
+    except TournamentError as exc:
+        print(f"bali league: error: {exc}", file=sys.stderr)
+        return 2
+    except (TournamentInterrupted, TournamentFailed) as exc:
+        what = "interrupted" if isinstance(exc, TournamentInterrupted) else f"error: {str(exc).splitlines()[0]}"
+        print(f"\nbali league: {what}; continue with --out {out} --resume", file=sys.stderr)
+        return 130 if isinstance(exc, TournamentInterrupted) else 1
+    print(result.table())
+    print(f"\nwrote {out / 'league.json'}, {out / 'league.png'}, {out / 'index.html'} and a folder per part")
+    return 0
+
+
 COMMANDS = {
     "tournament": "seat-rotated tournament between agents (win rates, ratings)",
+    "league": "every pair in 2-player matches plus the free-for-all: win-rate matrix, ratings",
     "replay": "step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
     "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
     "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
@@ -169,6 +236,8 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
     an unknown command."""
     if command == "tournament":
         return _tournament_parser()
+    if command == "league":
+        return _league_parser()
     if command == "demo":
         return _demo_parser()
     if command == "play":
@@ -247,6 +316,8 @@ def _run(argv: list[str]) -> int:
         return play_main(argv[1:])
     if argv[0] == "tournament":
         return _tournament(argv[1:])
+    if argv[0] == "league":
+        return _league(argv[1:])
     if argv[0] == "serve":
         from agents.web.serve import main as serve_main
 

@@ -1,0 +1,254 @@
+"""A league: every pair of the given agents in 2-player matches, plus the free-for-all in 3 and 4
+players, in one results folder (``bali league``).
+
+Each part is a tournament of its own (``run_tournament``: seat rotation, the clock, forfeits,
+``--resume``), in ``OUT/pairs/I-J/`` and ``OUT/ffa-3p/``, ``OUT/ffa-4p/``; every pair plays the
+same deals (game k of every part is dealt from seed ``seed + k``), which makes the pairs
+comparable. The league then writes ``league.json``: the pairwise win-rate matrix (row against
+column, 95% Wilson intervals, the game counts), Plackett-Luce ratings fitted to all the league's
+games at once (2-player and free-for-all: ``stats.rating_fit``; one model for every table size,
+where OpenSkill would fit it game by game), ``league.png`` (the matrix as a heat map, and the
+ratings) and ``index.html`` (both, with links to every part's pages).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .checks import check_clock, check_out_dir, validate_agents
+from .errors import TournamentError
+from .schedule import participant_names
+from .stats import game_ranks, rating_fit, wilson_interval
+
+TABLE_SIZES = (2, 3, 4)  #: the league's parts: 2-player pairs, the 3- and 4-player free-for-all
+
+
+@dataclass
+class LeagueResult:
+    """The outcome of ``run_league``: the participants' ``names``, the pairwise ``matrix`` (wins
+    of row against column, games, win rate and interval per cell), the ``ratings`` fitted to all
+    games, and each part's ``TournamentResult`` (``parts``, by folder name)."""
+
+    config: dict[str, Any]
+    names: list[str]
+    matrix: list[list[dict[str, Any] | None]]
+    ratings: list[dict[str, float]]
+    parts: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``league.json`` (no timings)."""
+        return {"config": self.config, "participants": self.names, "pairwise": self.matrix,
+                "ratings": self.ratings, "parts": {k: f"{k}/results.json" for k in self.parts}}
+
+    def table(self) -> str:
+        """The league as text: the ratings (best first), then the pairwise win rates."""
+        order = sorted(range(len(self.names)), key=lambda p: -self.ratings[p]["elo"])
+        w = max(11, *(len(n) for n in self.names))
+        lines = [f"Bali league: {len(self.names)} participants, {self.config['games']} games per part, "
+                 f"parts: {', '.join(self.parts)}",
+                 f"{'participant':<{w}} {'rating':>12} {'games':>6}"]
+        for p in order:
+            r = self.ratings[p]
+            rating = f"{r['elo']:+.0f} ±{r['ci95']:.0f}"
+            lines.append(f"{self.names[p]:<{w}} {rating:>12} {r['games']:>6}")
+        lines.append("")
+        lines.append("2-player win rate of the row against the column, % (95% interval):")
+        short = [n[:12] for n in self.names]
+        lines.append(f"{'':<{w}} " + " ".join(f"{s:>17}" for s in (short[p] for p in order)))
+        for p in order:
+            cells = []
+            for q in order:
+                c = self.matrix[p][q]
+                text = "-" if c is None else \
+                    f"{100 * c['win_rate']:.0f} [{100 * c['ci95'][0]:.0f},{100 * c['ci95'][1]:.0f}]"
+                cells.append(f"{text:>17}")
+            lines.append(f"{self.names[p]:<{w}} " + " ".join(cells))
+        lines.append("ratings: Plackett-Luce fit of all the league's games (Elo scale, mean 0) ± its 95% interval")
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | Path) -> None:
+        """Write ``league.json``, ``league.png`` (with matplotlib) and ``index.html``."""
+        from bali_env.files import write_text
+
+        out = Path(out_dir)
+        write_text(out / "league.json", json.dumps(self.to_dict(), indent=1) + "\n")
+        try:
+            plot_league(self, out / "league.png")
+        except ImportError:
+            print("no league.png: matplotlib is not installed (pip install -e '.[tournament]')", file=sys.stderr)
+        write_text(out / "index.html", league_page(self, (out / "league.png").exists()))
+
+
+def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int = 2, out_dir: str | Path | None = None,
+               sizes: tuple[int, ...] = TABLE_SIZES, oracle: bool = False, demon: bool = False, progress: bool = True,
+               resume: bool = False, move_time: float | None = None, game_time: float | None = None,
+               backend: str = "local", ray_address: str | None = None) -> LeagueResult:
+    """Play the league of ``agents`` (specs): ``games`` games (rounded up to whole rotations) for
+    every pair in 2 players and for the free-for-all in each other size of ``sizes`` that has
+    enough agents; see the module docstring. TournamentError for a bad setup, before any game."""
+    from .run import run_tournament
+
+    specs = [str(s) for s in agents]
+    if len(specs) < 2:
+        raise TournamentError("a league needs at least 2 agents")
+    if not sizes or any(n not in TABLE_SIZES for n in sizes):
+        raise TournamentError(f"players must be among {TABLE_SIZES}, got {list(sizes)}")
+    check_clock(move_time, game_time)
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise TournamentError(f"games must be a positive int, got {games!r}")
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        check_out_dir(out)
+    names = participant_names(validate_agents(specs, None))
+    parts: list[tuple[str, list[int], int]] = []
+    if 2 in sizes:
+        parts += [(f"pairs/{i}-{j}", [i, j], 2) for i, j in itertools.combinations(range(len(specs)), 2)]
+    parts += [(f"ffa-{n}p", list(range(len(specs))), n) for n in sorted(sizes) if n > 2 and len(specs) >= n]
+    for _, who, n in parts:  # every agent must play every table size it is asked to
+        validate_agents([specs[p] for p in who], n)
+    config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
+              "oracle": oracle, "demon": demon, "move_time": move_time, "game_time": game_time,
+              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts}}
+    results = {}
+    for k, (folder, who, n) in enumerate(parts):
+        if progress:
+            print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
+                  file=sys.stderr)
+        part_out = out / folder if out is not None else None
+        again = resume and part_out is not None and (part_out / "journal.jsonl").is_file()
+        results[folder] = run_tournament([specs[p] for p in who], num_players=n, games=games, seed=seed,
+                                         workers=workers, oracle=oracle, demon=demon, out_dir=part_out,
+                                         progress=progress, resume=again, move_time=move_time, game_time=game_time,
+                                         backend=backend, ray_address=ray_address)
+    result = league_result(config, names, {folder: (who, results[folder]) for folder, who, _ in parts})
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def league_result(config: dict[str, Any], names: list[str], parts: dict[str, tuple[list[int], Any]]) -> LeagueResult:
+    """The league's matrix and ratings from its parts (folder -> (who by participant index,
+    TournamentResult)): the 2-player games of each pair for the matrix, every game for the fit."""
+    m = len(names)
+    wins = np.zeros((m, m))
+    games = np.zeros((m, m), dtype=np.int64)
+    fit_games = []
+    played = np.zeros(m, dtype=np.int64)
+    for who, result in parts.values():
+        local = {name: who[i] for i, name in enumerate(result.config["participants"])}
+        for g in result.games:
+            lineup = [local[name] for name in g["lineup"]]
+            scores = g["scores"] if g["scores"] is not None else [0] * len(lineup)
+            fit_games.append((lineup, game_ranks(scores, g["winners"])))
+            played[lineup] += 1
+            if len(lineup) == 2:
+                a, b = lineup
+                share = 1.0 / len(g["winners"])
+                for seat, (p, q) in enumerate(((a, b), (b, a))):
+                    games[p, q] += 1
+                    wins[p, q] += share if seat in g["winners"] else 0.0
+    fit = rating_fit(fit_games, m)
+    matrix: list[list[dict[str, Any] | None]] = []
+    for p in range(m):
+        row: list[dict[str, Any] | None] = []
+        for q in range(m):
+            if p == q or games[p, q] == 0:
+                row.append(None)
+                continue
+            lo, hi = wilson_interval(float(wins[p, q]), int(games[p, q]))
+            row.append({"wins": round(float(wins[p, q]), 6), "games": int(games[p, q]),
+                        "win_rate": float(wins[p, q] / games[p, q]), "ci95": [lo, hi]})
+        matrix.append(row)
+    ratings = [{"elo": round(fit["rating"][p], 6), "ci95": round(fit["ci95"][p], 6), "games": int(played[p])}
+               for p in range(m)]
+    return LeagueResult(config, names, matrix, ratings, {k: r for k, (_, r) in parts.items()})
+
+
+def plot_league(result: LeagueResult, path: str | Path) -> None:
+    """The pairwise win rates as a heat map (each cell: % and interval; a colour-blind-safe
+    diverging map centred on 50%), best-rated first, and the ratings with their intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bali_env.files import replace_when_done
+
+    order = sorted(range(len(result.names)), key=lambda p: -result.ratings[p]["elo"])
+    labels = [result.names[p] for p in order]
+    m = len(order)
+    grid = np.full((m, m), np.nan)
+    for i, p in enumerate(order):
+        for j, q in enumerate(order):
+            if result.matrix[p][q] is not None:
+                grid[i, j] = 100 * result.matrix[p][q]["win_rate"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(6 + 1.3 * m, 1.8 + 0.9 * m),
+                                  gridspec_kw={"width_ratios": [m, 2.2]})
+    image = ax.imshow(grid, cmap="PuOr", vmin=0, vmax=100)
+    for i, p in enumerate(order):
+        for j, q in enumerate(order):
+            c = result.matrix[p][q]
+            if c is None:
+                continue
+            text = f"{100 * c['win_rate']:.0f}%\n[{100 * c['ci95'][0]:.0f}, {100 * c['ci95'][1]:.0f}]\n{c['games']} g"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    color="white" if abs(grid[i, j] - 50) > 30 else "black")
+    ax.set_xticks(range(m), labels, rotation=30, ha="right")
+    ax.set_yticks(range(m), labels)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("player")
+    ax.set_title("2-player win rate of the row against the column")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="win rate, %")
+    elo = [result.ratings[p]["elo"] for p in order][::-1]
+    half = [result.ratings[p]["ci95"] for p in order][::-1]
+    ax2.errorbar(elo, range(m), xerr=half, fmt="o", color="#0072B2", capsize=4)
+    ax2.set_yticks(range(m), labels[::-1])
+    ax2.axvline(0, color="gray", ls="--", lw=1)
+    ax2.set_xlabel("rating (Elo scale), all games")
+    ax2.set_title("Plackett-Luce rating ± 95%")
+    ax2.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(f"Bali league: {m} participants, {result.config['games']} games per part, seed "
+                 f"{result.config['seed']}")
+    fig.tight_layout()
+    with replace_when_done(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+
+
+def league_page(result: LeagueResult, chart: bool) -> str:
+    """``index.html`` of a league: the chart, the ratings, the matrix, links to every part."""
+    order = sorted(range(len(result.names)), key=lambda p: -result.ratings[p]["elo"])
+    rows = "".join(f"<tr><td>{escape(result.names[p])}</td><td>{result.ratings[p]['elo']:+.0f} "
+                   f"\u00b1{result.ratings[p]['ci95']:.0f}</td><td>{result.ratings[p]['games']}</td></tr>"
+                   for p in order)
+    head = "".join(f"<th>{escape(result.names[q])}</th>" for q in order)
+    cells = []
+    for p in order:
+        tds = []
+        for q in order:
+            c = result.matrix[p][q]
+            tds.append("<td>-</td>" if c is None else f"<td>{100 * c['win_rate']:.1f}% [{100 * c['ci95'][0]:.1f}, "
+                       f"{100 * c['ci95'][1]:.1f}] ({c['games']})</td>")
+        cells.append(f"<tr><th>{escape(result.names[p])}</th>{''.join(tds)}</tr>")
+    parts = "".join(f'<li><a href="{escape(k, quote=True)}/index.html">{escape(k)}</a>: '
+                    f"{escape(', '.join(v['participants']))} ({v['players']} players)</li>"
+                    for k, v in result.config["parts"].items())
+    picture = '<p><img src="league.png" alt="the pairwise win rates and the ratings"></p>' if chart else ""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bali league</title>"
+            "<link rel=\"icon\" href=\"data:,\"><style>body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:20px;"
+            "background:#efe7d4;color:#22231f}table{border-collapse:collapse;font-size:14px;background:#fffdf6}"
+            "td,th{border:1px solid #cbbd9c;padding:4px 8px;text-align:right}img{max-width:100%}</style></head><body>"
+            f"<h1>Bali league</h1>{picture}<h2>Ratings (all games)</h2><table><tr><th>participant</th><th>rating</th>"
+            f"<th>games</th></tr>{rows}</table><h2>2-player win rate of the row against the column (games)</h2>"
+            f"<table><tr><th></th>{head}</tr>{''.join(cells)}</table><h2>Parts</h2><ul>{parts}</ul></body></html>\n")
+
+
+__all__ = ["TABLE_SIZES", "LeagueResult", "league_page", "league_result", "plot_league", "run_league"]

@@ -1,0 +1,79 @@
+"""``bali league``: every pair in 2-player matches plus the free-for-all, one folder; the matrix
+is each pair's own games (complementary cells, the right counts), the ratings are fitted to all
+games, the pages link every part, an interrupted league resumes, bad input is refused first."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.tournament import TournamentError
+from agents.tournament.league import run_league
+
+
+def test_a_small_league(tmp_path):
+    out = tmp_path / "league"
+    specs = ["greedy", "random", "random"]
+    result = run_league(specs, games=4, seed=1, workers=1, out_dir=out, sizes=(2, 3), progress=False)
+    assert result.names == ["greedy", "random#1", "random#2"]
+    assert sorted(result.parts) == ["ffa-3p", "pairs/0-1", "pairs/0-2", "pairs/1-2"]
+    for p in range(3):
+        assert result.matrix[p][p] is None
+        for q in range(3):
+            if p != q:
+                a, b = result.matrix[p][q], result.matrix[q][p]
+                assert a["games"] == b["games"] == 4
+                assert a["wins"] + b["wins"] == pytest.approx(4)
+                assert a["ci95"][0] <= a["win_rate"] <= a["ci95"][1]
+    # the cells are the pairs' own results: greedy's wins against random#1 are those of pairs/0-1
+    pair = json.loads((out / "pairs" / "0-1" / "results.json").read_text())
+    greedy = next(x for x in pair["participants"] if x["name"] == "greedy")
+    assert result.matrix[0][1]["wins"] == greedy["wins"]
+    # the ratings see every game: 2 pairs x 4 games + the free-for-all's 6 games each
+    assert [r["games"] for r in result.ratings] == [4 + 4 + 6] * 3
+    assert result.ratings[0]["elo"] > max(result.ratings[1]["elo"], result.ratings[2]["elo"])
+    saved = json.loads((out / "league.json").read_text())
+    assert saved["pairwise"] == json.loads(json.dumps(result.matrix)) and saved["participants"] == result.names
+    index = (out / "index.html").read_text()
+    for part in result.parts:
+        assert f'href="{part}/index.html"' in index and (out / part / "index.html").is_file()
+    assert (out / "league.png").read_bytes()[:4] == b"\x89PNG"
+    table = result.table()
+    assert "greedy" in table and "2-player win rate of the row against the column" in table
+
+
+def test_a_league_resumes(tmp_path):
+    out = tmp_path / "league"
+    specs = ["greedy", "random"]
+    first = run_league(specs, games=6, seed=2, workers=1, out_dir=out, sizes=(2,), progress=False)
+    journal = out / "pairs" / "0-1" / "journal.jsonl"
+    journal.write_text("\n".join(journal.read_text().splitlines()[:3]) + "\n")  # as if stopped early
+    again = run_league(specs, games=6, seed=2, workers=1, out_dir=out, sizes=(2,), progress=False, resume=True)
+    assert again.to_dict() == first.to_dict()
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"agents": ["greedy"]}, "at least 2 agents"),
+    ({"sizes": (5,)}, "players must be among"),
+    ({"games": 0}, "games must be a positive int"),
+    ({"move_time": -1}, "--move-time"),
+    ({"agents": ["greedy", "nosuchagent"]}, "unknown agent"),
+])
+def test_bad_leagues_are_refused_before_any_game(tmp_path, kwargs, says):
+    args = {"agents": ["greedy", "random"], "games": 2, "out_dir": tmp_path / "out", "progress": False} | kwargs
+    with pytest.raises(TournamentError, match=says):
+        run_league(args.pop("agents"), **args)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_command_line(tmp_path, capsys):
+    from bali_env.cli import main
+
+    out = tmp_path / "l"
+    assert main(["league", "--agents", "greedy", "random", "--games", "2", "--players", "2", "--workers", "1",
+                 "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "Bali league: 2 participants" in printed and (out / "league.json").is_file()
+    assert main(["league", "--agents", "greedy", "--games", "2", "--out", str(tmp_path / "x")]) == 2
+    assert "at least 2 agents" in capsys.readouterr().err and not (tmp_path / "x").exists()
