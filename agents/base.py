@@ -67,7 +67,7 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
         if (block.sum(axis=1) != want).any():
             raise ValueError(f"observation: the {name} one-hot must have exactly one slot set (the seat to "
                              "decide: none after the end)")
-    if not np.isin(masks, (0, 1)).all():
+    if not ((masks == 0) | (masks == 1)).all():
         raise ValueError("action_mask must hold 0/1 values")
     masks = masks.astype(np.int8)
     if need_legal and not (masks.sum(axis=1) > 0).all():

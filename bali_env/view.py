@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import ids
-from .engine.obs_spec import FIELDS, OBS_DIM, OFFSET, SEAT_FIELDS, SEAT_OFFSET, SEAT_WIDTH
+from .engine.obs_spec import FIELDS, OBS_DIM, OBS_SCALE, OFFSET, SEAT_FIELDS, SEAT_OFFSET, SEAT_WIDTH
 from .engine.observe import obs_num_players
 
 
@@ -62,23 +62,13 @@ def _raw(o: np.ndarray, key: str) -> np.ndarray:
     return o[OFFSET[key] : OFFSET[key] + FIELDS[key].width]
 
 
-def _count(o: np.ndarray, key: str) -> np.ndarray:
-    """A field's slots as the integer counts they encode."""
-    return np.rint(_raw(o, key).astype(np.float64) * FIELDS[key].scale).astype(np.int64)
-
-
 def _one_hot(o: np.ndarray, key: str) -> int:
     """The index set in a one-hot field, -1 if none."""
     v = _raw(o, key)
     return int(np.argmax(v)) if v.any() else -1
 
 
-def _seat_counts(blocks: np.ndarray, key: str) -> np.ndarray:
-    """One seat field of every seat block, as counts ([n, width], or [n] for a single slot)."""
-    f = next(g for g in SEAT_FIELDS if g.key == key)
-    a = SEAT_OFFSET[key]
-    values = np.rint(blocks[:, a : a + f.width].astype(np.float64) * f.scale).astype(np.int64)
-    return values[:, 0] if f.width == 1 else values
+_SEAT = {f.key: (SEAT_OFFSET[f.key], f.width) for f in SEAT_FIELDS}  #: seat field -> (offset in a block, width)
 
 
 def decode_observation(obs: np.ndarray) -> ObservationView:
@@ -86,11 +76,21 @@ def decode_observation(obs: np.ndarray) -> ObservationView:
     o = np.asarray(obs)
     if o.shape != (OBS_DIM,):
         raise ValueError(f"an observation has shape ({OBS_DIM},), got {o.shape}")
+    counts = np.rint(o.astype(np.float64) * OBS_SCALE).astype(np.int64)  # every slot as the count it encodes
     n = int(obs_num_players(o))
     seats = OFFSET["seats"]
-    blocks = o[seats : seats + n * SEAT_WIDTH].reshape(n, SEAT_WIDTH)
+    blocks = counts[seats : seats + n * SEAT_WIDTH].reshape(n, SEAT_WIDTH)
+
+    def seat(key: str) -> np.ndarray:
+        a, width = _SEAT[key]
+        return blocks[:, a] if width == 1 else blocks[:, a : a + width]
+
+    def count(key: str) -> np.ndarray:
+        return counts[OFFSET[key] : OFFSET[key] + FIELDS[key].width]
+
     cells = _raw(o, "market").reshape(ids.N_COLUMNS, ids.COLUMN_SIZE, ids.N_CARD_TYPES)
-    market = tuple(tuple(int(np.argmax(cells[col, j])) for j in range(ids.COLUMN_SIZE) if cells[col, j].any())
+    present, card = cells.any(axis=2).tolist(), cells.argmax(axis=2).tolist()
+    market = tuple(tuple(card[col][j] for j in range(ids.COLUMN_SIZE) if present[col][j])
                    for col in range(ids.N_COLUMNS))
     top = _raw(o, "altar_top").reshape(ids.ORACLE_WINDOW, ids.N_CATEGORIES)
     variants = _raw(o, "variants")
@@ -101,27 +101,26 @@ def decode_observation(obs: np.ndarray) -> ObservationView:
         demon=bool(variants[1]),
         active=_one_hot(o, "active"),
         to_move=_one_hot(o, "to_move"),
-        hands=_seat_counts(blocks, "hand"),
-        tableaus=_seat_counts(blocks, "tableau"),
-        stones=_seat_counts(blocks, "stones"),
-        vp_tokens=_seat_counts(blocks, "vp_tokens"),
-        offerings_min=_seat_counts(blocks, "offerings_min"),
-        offerings_max=_seat_counts(blocks, "offerings_max"),
-        offerings_total=_seat_counts(blocks, "offerings_total"),
-        supply=_count(o, "supply"),
-        deck_size=int(_count(o, "deck")[0]),
-        deck_cards=_count(o, "deck_cards"),
+        hands=seat("hand"),
+        tableaus=seat("tableau"),
+        stones=seat("stones"),
+        vp_tokens=seat("vp_tokens"),
+        offerings_min=seat("offerings_min"),
+        offerings_max=seat("offerings_max"),
+        offerings_total=seat("offerings_total"),
+        supply=count("supply"),
+        deck_size=int(count("deck")[0]),
+        deck_cards=count("deck_cards"),
         market=market,
         demon_column=_one_hot(o, "demon"),
-        altar_size=int(_count(o, "altar_size")[0]),
-        altar_known=_count(o, "altar_known"),
-        altar_unknown=int(_count(o, "altar_unknown")[0]),
-        altar_top=np.array([int(np.argmax(top[d])) if top[d].any() else -1 for d in range(ids.ORACLE_WINDOW)],
-                           dtype=np.int64),
-        peeks_owed=int(_count(o, "oracle_peeks")[0]),
-        oracle_window=int(_count(o, "oracle_window")[0]),
+        altar_size=int(count("altar_size")[0]),
+        altar_known=count("altar_known"),
+        altar_unknown=int(count("altar_unknown")[0]),
+        altar_top=np.where(top.any(axis=1), top.argmax(axis=1), -1).astype(np.int64),
+        peeks_owed=int(count("oracle_peeks")[0]),
+        oracle_window=int(count("oracle_window")[0]),
         scored_type=_one_hot(o, "scoring_type"),
-        scoring_amount=int(_count(o, "scoring_amount")[0]),
+        scoring_amount=int(count("scoring_amount")[0]),
         scoring_bonus=bool(_raw(o, "scoring_bonus")[0]),
         last_take_column=_one_hot(o, "last_take"),
     )

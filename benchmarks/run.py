@@ -16,7 +16,9 @@
    all cores;
 6. memory: bytes of state per game, the buffers of the largest batch, the process's peak RSS;
 7. pictures (``benchmarks.pictures``): the SVG of a frame, the ``rgb_array`` frame (1280 x 720)
-   and the HTML replay of a whole 4-player game, in time and size.
+   and the HTML replay of a whole 4-player game, in time and size;
+8. bots (``benchmarks.bots``): what the bot protocol costs a decision, and a 100-game tournament
+   against a bot that hangs once in ten moves, every game accounted for.
 
 It prints a table (fitted to the terminal, 100 columns when the output is not one), writes
 ``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
@@ -381,6 +383,10 @@ def _table(results: dict[str, Any], width: int | None = None) -> str:
         from benchmarks.pictures import summary
 
         notes += summary(results["pictures"])
+    if results.get("bots"):
+        from benchmarks.bots import summary as bots_summary
+
+        notes += bots_summary(results["bots"]["protocol"], results["bots"]["faults"])
     for note in notes:
         lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
@@ -484,6 +490,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from benchmarks.pictures import bench_pictures
 
     results["pictures"] = bench_pictures(1 if args.quick else 3)
+    print("measuring the bot protocol and a tournament against a bot that hangs ...", flush=True)
+    from benchmarks.bots import bench_faults, bench_protocol
+
+    results["bots"] = {"protocol": bench_protocol(min(seconds, 2.0)),
+                       "faults": bench_faults(10 if args.quick else 100)}
     from bali_env import engine as core
 
     largest = str(max(sizes))

@@ -72,6 +72,10 @@ def test_bench_prints_and_draws_what_it_measured(tmp_path, capsys, monkeypatch):
     assert f"SVG {pictures['svg_ms_per_frame']:.2f} ms per frame" in flat
     assert f"HTML replay of a 4-player game: {pictures['html_s']['mean']:.2f} s" in flat
     assert f"{pictures['html_mb']['mean']:.2f} MB" in flat
+    bots = data["bots"]
+    assert f"as a process {bots['protocol']['cmd_full']['decisions_per_s']:,.0f}/s with full messages" in flat
+    assert bots["faults"]["every_game_once"] and bots["faults"]["records"] == bots["faults"]["games"] == 10
+    assert f"{bots['faults']['records']} records, every game once: True" in flat
     if "rgb_ms" in pictures:
         assert f"rgb_array 1280x720: mean {pictures['rgb_ms']['mean']:.1f} ms" in flat
         assert pictures["rgb_ms"]["shape"] == [720, 1280, 3]

@@ -27,7 +27,7 @@ from bali_env.view import decode_observation
 ROOT = Path(__file__).resolve().parent.parent
 PY_BOT = f"cmd:{sys.executable} {ROOT / 'examples' / 'bots' / 'random_bot.py'}"
 JS_BOT = f"cmd:node {ROOT / 'examples' / 'bots' / 'greedy_bot.js'}"
-FAULTY = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'faulty_bot.py'}"
+FAULTY = f"{sys.executable} {ROOT / 'benchmarks' / 'faulty_bot.py'}"
 
 
 def faulty(*args: object) -> str:

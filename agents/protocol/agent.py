@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Agent, check_observations
+from ..base import Agent
 from .messages import BotFault, decide_message, end_message, parse_answer, start_message
 from .process import BotProcess
 
@@ -52,6 +52,27 @@ def parse_command(command: str) -> list[str]:
             raise ValueError(f"program {program!r} is not on the PATH")
         argv[0] = found
     return argv
+
+
+def _checked(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks as 2-D float32 / int8 arrays: the shapes, finite values, 0/1 masks
+    with a legal action per row (TypeError / ValueError otherwise). Lighter than
+    ``check_observations``: a bot program gets the values as they are, and the view is decoded
+    by ``decode_observation``, which reads only fixed slots."""
+    from bali_env.engine import N_ACTIONS, OBS_DIM
+
+    obs, masks = np.asarray(observations), np.asarray(action_masks)
+    if obs.ndim == 1:
+        obs, masks = obs[None], masks[None]
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM or masks.shape != (obs.shape[0], N_ACTIONS):
+        raise ValueError(f"observation and action_mask must have shapes [{OBS_DIM}] and [{N_ACTIONS}] (or "
+                         f"[N, ...] each), got {np.shape(observations)} and {np.shape(action_masks)}")
+    if not (np.issubdtype(obs.dtype, np.number) and (np.issubdtype(masks.dtype, np.number) or masks.dtype == bool)):
+        raise TypeError(f"observation and action_mask must be numeric, got {obs.dtype} and {masks.dtype}")
+    obs, masks = obs.astype(np.float32, copy=False), masks.astype(np.int8, copy=False)
+    if not np.isfinite(obs).all() or not ((masks == 0) | (masks == 1)).all() or not masks.any(axis=1).all():
+        raise ValueError("observations must be finite and masks 0/1 with a legal action per row")
+    return obs, masks
 
 
 class CommandAgent(Agent):
@@ -113,17 +134,18 @@ class CommandAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """One decision; BotFault when the bot fails it (the process is killed)."""
-        return self._decide(observation, action_mask, int(self.rng.integers(2**63)))
+        obs, masks = _checked(observation, action_mask)
+        return self._decide(obs[0], masks[0], int(self.rng.integers(2**63)))
 
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """One decision per row, each message carrying its row's key (a bot that draws its
         randomness from it plays the same games whatever the worker or batch)."""
-        obs, masks = check_observations(observations, action_masks)
+        obs, masks = _checked(observations, action_masks)
         return np.array([self._decide(o, m, int(k)) for o, m, k in zip(obs, masks, keys, strict=True)],
                         dtype=np.int64)
 
-    def _decide(self, observation: np.ndarray, action_mask: np.ndarray, key: int) -> int:
-        obs, masks = check_observations(observation, action_mask)
+    def _decide(self, observation: np.ndarray, mask: np.ndarray, key: int) -> int:
+        """One checked decision (``_checked`` by the caller)."""
         budget = self.move_time
         left = None if self.game_time is None else self.game_time - self._used
         if left is not None:
@@ -133,12 +155,12 @@ class CommandAgent(Agent):
             budget = min(budget, left)
         try:
             self.start()
-            message = decide_message(obs[0], masks[0], self._game, self._decisions, left)
+            message = decide_message(observation, mask, self._game, self._decisions, left, self.process.fields)
             message["key"] = key
             started = time.monotonic()
             raw = self.process.request(message, budget)
             self._used += time.monotonic() - started
-            action = parse_answer(raw, masks[0])
+            action = parse_answer(raw, mask)
         except BotFault:
             self.process.kill()
             raise

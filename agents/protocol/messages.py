@@ -21,6 +21,7 @@ PROTOCOL = "bali-bot"  #: the protocol's name, in the hello messages
 VERSION = 1  #: its version: a bot answers hello with the version it speaks
 MAX_LINE = 65_536  #: bytes of one line from a bot (more without a newline: a protocol fault)
 FAULTS = ("timeout", "crash", "illegal", "protocol")  #: why a bot loses a game
+FIELDS = ("view", "observation")  #: the parts of a decision a bot may ask for in its hello (default: both)
 
 
 class BotFault(RuntimeError):
@@ -94,15 +95,16 @@ def view_dict(view: ObservationView) -> dict[str, Any]:
 
 
 def decide_message(observation: np.ndarray, mask: np.ndarray, game: int | None, decision: int,
-                   time_left: float | None) -> dict[str, Any]:
-    """One decision: the view by name, the observation vector, the legal actions with names."""
-    legal = np.flatnonzero(mask)
-    return {
-        "type": "decide", "game": game, "decision": decision, "time_left": time_left,
-        "view": view_dict(decode_observation(observation)),
-        "observation": [round(float(x), 6) for x in observation],
-        "legal": [{"id": int(a), "name": ACTION_NAMES[a]} for a in legal],
-    }
+                   time_left: float | None, fields: tuple[str, ...] = FIELDS) -> dict[str, Any]:
+    """One decision: the view by name and the observation vector (those of ``fields`` the bot
+    asked for), and always the legal actions with names."""
+    message: dict[str, Any] = {"type": "decide", "game": game, "decision": decision, "time_left": time_left}
+    if "view" in fields:
+        message["view"] = view_dict(decode_observation(observation))
+    if "observation" in fields:
+        message["observation"] = np.asarray(observation, dtype=np.float64).round(6).tolist()
+    message["legal"] = [{"id": a, "name": ACTION_NAMES[a]} for a in np.flatnonzero(mask).tolist()]
+    return message
 
 
 def parse_answer(raw: bytes, mask: np.ndarray) -> int:
@@ -122,8 +124,9 @@ def parse_answer(raw: bytes, mask: np.ndarray) -> int:
     return answer
 
 
-def parse_hello(raw: bytes) -> str:
-    """The bot's name from its hello answer; BotFault ``protocol`` when it is not one."""
+def parse_hello(raw: bytes) -> tuple[str, tuple[str, ...]]:
+    """The bot's name and the decision ``fields`` it asks for (default ``FIELDS``: the view and
+    the observation) from its hello answer; BotFault ``protocol`` when it is not one."""
     try:
         answer = json.loads(raw)
     except (ValueError, RecursionError):
@@ -133,8 +136,11 @@ def parse_hello(raw: bytes) -> str:
     if answer.get("version") != VERSION:
         raise BotFault("protocol", f"the bot speaks version {answer.get('version')!r}; this is version {VERSION}")
     name = answer.get("name")
-    return str(name)[:60] if isinstance(name, str) and name.strip() else ""
+    fields = answer.get("fields", list(FIELDS))
+    if not isinstance(fields, list) or not set(fields) <= set(FIELDS):
+        raise BotFault("protocol", f"hello fields must be a list drawn from {list(FIELDS)}, got {fields!r}")
+    return (str(name)[:60] if isinstance(name, str) and name.strip() else ""), tuple(f for f in FIELDS if f in fields)
 
 
-__all__ = ["FAULTS", "MAX_LINE", "PROTOCOL", "QUIT", "VERSION", "BotFault", "decide_message", "end_message",
+__all__ = ["FAULTS", "FIELDS", "MAX_LINE", "PROTOCOL", "QUIT", "VERSION", "BotFault", "decide_message", "end_message",
            "hello_message", "line", "parse_answer", "parse_hello", "start_message", "view_dict"]

@@ -32,6 +32,7 @@ class BotProcess:
         self.cwd = cwd
         self.proc: subprocess.Popen[bytes] | None = None
         self.name = ""
+        self.fields: tuple[str, ...] = ()  #: the decision fields the bot asked for in its hello
         self._buffer = b""
 
     # ------------------------------------------------------------------ life
@@ -54,7 +55,8 @@ class BotProcess:
         for pipe in (self.proc.stdin, self.proc.stdout):
             os.set_blocking(pipe.fileno(), False)  # type: ignore[union-attr]
         self._buffer = b""
-        self.name = parse_hello(self.request(hello_message(move_time, game_time), max(HELLO_SECONDS, move_time or 0)))
+        answer = self.request(hello_message(move_time, game_time), max(HELLO_SECONDS, move_time or 0))
+        self.name, self.fields = parse_hello(answer)
         return self.name
 
     @property
