@@ -194,8 +194,34 @@ def throughput_table() -> str:
                                    "[`throughput.json`](results/throughput.json).)"])
 
 
+def league_table() -> str:
+    """The README's league table (``docs/results/league/league.json``, the kept ``bali league``
+    run): ratings, then each agent's 2-player win rate against each other, % with intervals."""
+    league = json.loads((RESULTS_DIR / "league" / "league.json").read_text())
+    names, ratings, matrix = league["participants"], league["ratings"], league["pairwise"]
+    order = sorted(range(len(names)), key=lambda p: -ratings[p]["elo"])
+    head = "| | rating (all games) | " + " | ".join(f"vs `{names[q]}`" for q in order) + " |"
+    lines = [head, "|---|---|" + "---|" * len(order)]
+    for p in order:
+        cells = []
+        for q in order:
+            c = matrix[p][q]
+            cells.append("" if c is None else
+                         f"{100 * c['win_rate']:.0f}% [{100 * c['ci95'][0]:.0f}, {100 * c['ci95'][1]:.0f}]")
+        lines.append(f"| `{names[p]}` | {ratings[p]['elo']:+.0f} ±{ratings[p]['ci95']:.0f} | " + " | ".join(cells)
+                     + " |")
+    c = league["config"]
+    left_out = ", ".join(c.get("skipped", {})) or "none"
+    note = (f"`bali league --agents {' '.join(c['agents'])} --games {c['games']} --seed {c['seed']}`: {c['games']} "
+            f"games per part ({', '.join(c['parts'])}; left out: {left_out}); the 2-player win rate of the row "
+            "against the column with its 95% interval; ratings: Plackett-Luce fit of every game of the league "
+            "(Elo scale, mean 0) ± 95%.")
+    return "\n".join(lines) + "\n\n" + note
+
+
 #: the generated blocks: (page, marker name) -> what writes it
 BLOCKS = {
+    ("README.md", "league"): lambda: league_table(),
     ("README.md", "headline"): lambda: headline_table(),
     ("README.md", "speed"): lambda: speed_table(),
     ("docs/benchmarks.md", "bench"): lambda: bench_table(),

@@ -69,3 +69,24 @@ def test_the_check_catches_a_changed_figure():
     known = {figures.figure(c) for c in figures.CLAIMS}
     assert figures.quoted_figures(f"wins **{wrong}** of games") == [wrong] and wrong not in known
     assert figures.quoted_figures(f"<!-- history -->\nwins {wrong}\n<!-- /history -->") == []
+
+
+def test_the_league_table_comes_from_its_parts():
+    """docs/results/league/league.json (the README's league table) is what its kept parts give:
+    the matrix and the ratings recomputed from every part's results.json."""
+    import json
+    from types import SimpleNamespace
+
+    from agents.tournament.league import league_result
+
+    folder = ROOT / "docs" / "results" / "league"
+    league = json.loads((folder / "league.json").read_text())
+    names = league["participants"]
+    parts = {}
+    for part, info in league["config"]["parts"].items():
+        doc = json.loads((folder / part / "results.json").read_text())
+        who = [names.index(name) for name in info["participants"]]
+        parts[part] = (who, SimpleNamespace(config=doc["config"], games=doc["games"]))
+    again = league_result(league["config"], names, parts)
+    assert json.loads(json.dumps(again.matrix)) == league["pairwise"]
+    assert json.loads(json.dumps(again.ratings)) == league["ratings"]

@@ -43,6 +43,14 @@ def test_a_small_league(tmp_path):
     assert "greedy" in table and "2-player win rate of the row against the column" in table
 
 
+def test_a_free_for_all_an_agent_cannot_play_is_left_out(tmp_path, capsys):
+    result = run_league(["ppo", "greedy", "random"], games=2, seed=1, workers=1, sizes=(2, 3), progress=False)
+    assert sorted(result.parts) == ["pairs/0-1", "pairs/0-2", "pairs/1-2"]
+    assert "ffa-3p" in result.config["skipped"] and "no 3-player free-for-all" in capsys.readouterr().err
+    with pytest.raises(TournamentError, match="nothing to play"):
+        run_league(["ppo", "greedy", "random"], games=2, sizes=(3,), progress=False)
+
+
 def test_a_league_resumes(tmp_path):
     out = tmp_path / "league"
     specs = ["greedy", "random"]

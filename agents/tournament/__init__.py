@@ -12,14 +12,13 @@
 | ``checks.py`` | every argument checked before anything is printed, played or written |
 | ``errors.py`` | ``TournamentError``, ``TournamentInterrupted``, ``TournamentFailed`` |
 | ``run.py`` | ``run_tournament``: checks, journal, where to play, progress, result |
+| ``pages.py`` | ``index.html`` (the table, the chart, every game) and a replay page per saved game |
+| ``league.py`` | ``run_league`` (``bali league``): every pair plus the free-for-all, the matrix, the heat map |
 
-Rooms for what comes next: a league (every pair in 2-player matches plus the free-for-all) is
-a schedule of several tournaments and goes in ``league.py`` here; a move clock and forfeits go
-in ``play.py`` (the clock) and ``stats.py``/``report.py`` (forfeits by reason); bots in other
-languages speaking a text protocol are agents, so the protocol and its subprocess agent go in
-``agents/protocol/`` (``cmd:`` specs registered like the built-in agents); the web app that
-serves replays and play against bots goes in ``agents/web/`` (it needs the bots), while the
-picture of a position is the environment's own (``bali_env``).
+The clock and forfeits live in ``play.py`` (``Clock``: a participant that runs out of time,
+raises, breaks the bot protocol or chooses an illegal action loses that game) and
+``stats.py``/``report.py`` (forfeits by reason, decision times); bots in other languages are
+agents (``agents.protocol``, ``cmd:`` specs); the web app is ``agents.web``.
 
 ``run_tournament(["greedy", "random", "random", "random"], num_players=4, games=1000)`` (or
 ``bali tournament --agents greedy random random random --players 4 --games 1000``) plays seeded
@@ -93,9 +92,12 @@ Outputs (``out_dir``, checked before anything is played and created only then; t
 line's default is a new folder ``results/tournament/<date-time>[-N]``, created exclusively so
 that two runs never share one; two runs given the same ``out_dir`` at once: the second is
 refused): ``results.json`` (config, statistics, one record per game: index, seed,
-lineup, scores, winners, decisions), ``results.csv`` (the per-participant table) and
-``ratings.png`` (win rates with their intervals and ratings; needs matplotlib). Nothing in
-``results.json`` depends on timing, so equal runs write equal files.
+lineup, scores, winners, decisions, and the forfeit of a game lost by a fault),
+``results.csv`` (the per-participant table), ``ratings.png`` (win rates with their intervals
+and ratings; needs matplotlib), ``index.html`` (the table, the chart, every game, with a link to
+its replay when the records are saved), ``timing.json`` (decision times per participant) and,
+with ``cmd:`` bots, ``logs/``. Nothing in ``results.json`` depends on timing (but a forfeit by
+timeout), so equal runs write equal files.
 """
 
 from __future__ import annotations

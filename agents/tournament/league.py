@@ -93,7 +93,9 @@ def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int 
                backend: str = "local", ray_address: str | None = None) -> LeagueResult:
     """Play the league of ``agents`` (specs): ``games`` games (rounded up to whole rotations) for
     every pair in 2 players and for the free-for-all in each other size of ``sizes`` that has
-    enough agents; see the module docstring. TournamentError for a bad setup, before any game."""
+    enough agents and that every agent can play (one that cannot, such as the shipped ``ppo`` in
+    3 players, leaves that free-for-all out: said on stderr and in ``config["skipped"]``); see
+    the module docstring. TournamentError for a bad setup, before any game."""
     from .run import run_tournament
 
     specs = [str(s) for s in agents]
@@ -111,12 +113,25 @@ def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int 
     parts: list[tuple[str, list[int], int]] = []
     if 2 in sizes:
         parts += [(f"pairs/{i}-{j}", [i, j], 2) for i, j in itertools.combinations(range(len(specs)), 2)]
-    parts += [(f"ffa-{n}p", list(range(len(specs))), n) for n in sorted(sizes) if n > 2 and len(specs) >= n]
-    for _, who, n in parts:  # every agent must play every table size it is asked to
-        validate_agents([specs[p] for p in who], n)
+    if 2 in sizes:
+        validate_agents(specs, 2)  # every agent plays the pairs
+    skipped = {}
+    for n in sorted(sizes):
+        if n == 2 or len(specs) < n:
+            continue
+        try:  # a free-for-all that one of the agents cannot play (a policy for other counts) is left out
+            validate_agents(specs, n)
+            parts.append((f"ffa-{n}p", list(range(len(specs))), n))
+        except TournamentError as exc:
+            skipped[f"ffa-{n}p"] = str(exc)
+            print(f"league: no {n}-player free-for-all: {exc}", file=sys.stderr)
+    if not parts:
+        raise TournamentError(f"nothing to play: no pair (players 2 not asked) and no free-for-all "
+                              f"({'; '.join(skipped.values()) or 'too few agents'})")
     config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
               "oracle": oracle, "demon": demon, "move_time": move_time, "game_time": game_time,
-              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts}}
+              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts},
+              "skipped": skipped}
     results = {}
     for k, (folder, who, n) in enumerate(parts):
         if progress:
