@@ -129,3 +129,18 @@ def test_bad_ray_settings_fail_before_any_game(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(TournamentError, match=r'pip install "bali-env\[ray\]"'):
         run_tournament(["greedy", "random"], num_players=2, games=2, backend="ray")
+
+
+@pytest.mark.slow
+def test_bot_programs_on_ray(local_ray, tmp_path):
+    """A cmd: bot (seeded from its keys) and a bot that crashes in every third game play on Ray
+    as on local workers: the same games, the same forfeits, the bots' logs in the results."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bot = f"cmd:{sys.executable} {os.path.join(root, 'examples', 'bots', 'random_bot.py')}"
+    faulty = f"cmd:{sys.executable} {os.path.join(root, 'benchmarks', 'faulty_bot.py')} crash 5 3"
+    setup = {"agents": [bot, faulty, "greedy"], "num_players": 2, "games": 12, "seed": 3, "progress": False}
+    local = run_tournament(workers=2, **setup)
+    on_ray = run_tournament(backend="ray", chunk_size=4, out_dir=tmp_path / "r", **setup)
+    assert on_ray.games == local.games and _stats(on_ray) == _stats(local)
+    assert any(g.get("forfeit", {}).get("reason") == "crash" for g in on_ray.games)
+    assert sorted(p.name for p in (tmp_path / "r" / "logs").iterdir()) == ["faulty-crash.log", "random-py.log"]
