@@ -124,6 +124,24 @@ def speed_rows() -> list[tuple[str, str]]:
         ("state", f"{bench['memory']['state_bytes_per_game']:,} bytes per game"),
         ("`bali train` (MaskablePPO, default settings, default opponents)",
          f"{_int(default['env_steps_per_s'])} env steps/s"),
+        *picture_rows(bench),
+    ]
+
+
+def picture_rows(bench: dict) -> list[tuple[str, str]]:
+    """The speed of the pictures and of the bot protocol, from the kept ``bali bench`` run."""
+    p, b = bench["pictures"], bench["bots"]
+    rgb, html, proto, faults = p["rgb_ms"], p["html_s"], b["protocol"], b["faults"]
+    return [
+        ("`render_mode=\"rgb_array\"`, 1280 x 720, a 4-player game", f"{rgb['mean']:.1f} ms a frame on average "
+         f"(median {rgb['median']:.1f}, 95th percentile {rgb['p95']:.1f}); the SVG {p['svg_ms_per_frame']:.2f} ms"),
+        ("HTML replay of a whole 4-player game", f"{html['mean']:.2f} s, {p['html_mb']['mean']:.2f} MB"),
+        ("a `cmd:` bot (a first-legal Python bot)",
+         f"{_int(proto['cmd_lean']['decisions_per_s'])} decisions/s with lean messages "
+         f"({proto['cmd_lean']['protocol_us']:.0f} us a decision for the protocol), "
+         f"{_int(proto['cmd_full']['decisions_per_s'])} with full ones"),
+        ("a tournament against a bot that hangs once in ten moves",
+         f"{faults['games']} games in {faults['seconds']:.1f} s, every game accounted for"),
     ]
 
 
@@ -174,6 +192,8 @@ def bench_table() -> str:
               f"greedy vs random, 2 workers, files written): {start['tournament_cold_s']:.1f} s cold (played "
               f"interpreted), {start['tournament_cached_s']:.1f} s cached; compiling its kernels in one process: "
               f"{start['compile_one_process_s']:.1f} s."]
+    lines += ["", "| pictures and bots (same run) | result |", "|---|---|"]
+    lines += [f"| {what} | {result} |" for what, result in picture_rows(bench)]
     return "\n".join(lines)
 
 
