@@ -299,3 +299,38 @@ def test_a_command_agent_outside_a_tournament():
     agent.close()
     assert not agent.process.alive
     assert os.environ.get("PATH")  # the program was found on it
+
+
+@pytest.mark.parametrize("fields, expected", [
+    (None, ["decision", "game", "key", "legal", "observation", "time_left", "type", "view"]),
+    ([], ["decision", "game", "key", "legal", "time_left", "type"]),
+    (["view"], ["decision", "game", "key", "legal", "time_left", "type", "view"]),
+])
+def test_a_bot_asks_for_the_fields_it_reads(tmp_path, fields, expected):
+    hello = {"type": "hello", "name": "keys", "version": 1} | ({} if fields is None else {"fields": fields})
+    script = tmp_path / "keys.py"
+    script.write_text("import json, sys\n"
+                      "for raw in sys.stdin:\n"
+                      "    m = json.loads(raw)\n"
+                      f"    if m['type'] == 'hello': print(json.dumps({hello!r}), flush=True)\n"
+                      "    elif m['type'] == 'decide':\n"
+                      "        print(json.dumps(sorted(m)), file=sys.stderr, flush=True)\n"
+                      "        print(m['legal'][0]['id'], flush=True)\n")
+    agent = CommandAgent(f"{sys.executable} {script}")
+    agent.set_log(tmp_path / "keys.log")
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=1)
+    o = env.observe(env.agent_selection)
+    agent.act(o["observation"], o["action_mask"])
+    agent.close()
+    assert json.loads((tmp_path / "keys.log").read_text().splitlines()[0]) == expected
+
+
+def test_a_hello_with_unknown_fields_is_refused(tmp_path):
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\nfor raw in sys.stdin:\n"
+                      "    print('{\"type\": \"hello\", \"version\": 1, \"fields\": [\"everything\"]}', flush=True)\n")
+    agent = CommandAgent(f"{sys.executable} {script}")
+    with pytest.raises(BotFault, match="hello fields"):
+        agent.start()
+    agent.close()

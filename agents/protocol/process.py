@@ -55,8 +55,12 @@ class BotProcess:
         for pipe in (self.proc.stdin, self.proc.stdout):
             os.set_blocking(pipe.fileno(), False)  # type: ignore[union-attr]
         self._buffer = b""
-        answer = self.request(hello_message(move_time, game_time), max(HELLO_SECONDS, move_time or 0))
-        self.name, self.fields = parse_hello(answer)
+        try:
+            answer = self.request(hello_message(move_time, game_time), max(HELLO_SECONDS, move_time or 0))
+            self.name, self.fields = parse_hello(answer)
+        except BotFault:
+            self.kill()
+            raise
         return self.name
 
     @property
