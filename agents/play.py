@@ -7,7 +7,9 @@ exactly what that player may know (docs/rules.md section 5): never the deck orde
 face-down altar cards the human did not see, or another player's exact offering cards once they
 became uncertain. Bot moves are announced in the same spirit: a face-down offering is shown as
 "offer a card face down" and an oracle take as "oracle: take a card". Only after the game is over,
-when everything is revealed, does the final scoring read the true state.
+when everything is revealed, does the final scoring read the true state. A bot that fails (raises,
+or a ``cmd:`` bot that times out, crashes or breaks the protocol) ends the game with a line naming
+it.
 
 ``play_game`` is the testable core (input and output are injectable); ``main`` is the CLI
 (``bali play --players 3 --opponents greedy mcts [--oracle] [--demon] [--seed N] [--seat K]

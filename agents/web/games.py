@@ -22,7 +22,7 @@ import numpy as np
 from bali_env.bali_v0 import raw_env
 from bali_env.narrate import explain_final_scoring, result_text
 from bali_env.render import option_text
-from bali_env.viewer.frames import Frame, Spectator
+from bali_env.viewer.frames import Frame, Spectator, frame_parts
 from bali_env.viewer.style import DEFS
 from bali_env.viewer.table import SVG_CLOSE, SVG_OPEN
 
@@ -123,8 +123,6 @@ class GameSession:
         the result. Built from the human's view only."""
         frame = self.frames[-1]
         s = self.spectator
-        from bali_env.viewer.frames import frame_parts
-
         svg = SVG_OPEN + DEFS + "".join(frame_parts(frame, s)) + SVG_CLOSE
         q = self.to_move()
         options = [{"action": a, "text": option_text(frame.view, a)} for a in self.legal()]

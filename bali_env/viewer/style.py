@@ -10,7 +10,7 @@ offering card), ``#stone``, ``#vp``, ``#demon``, ``#crown``, ``#back`` (the deck
 
 from __future__ import annotations
 
-from ..engine.ids import CATEGORY_NAMES, N_CARD_IDS, N_CATEGORIES
+from ..engine.ids import CATEGORY_NAMES, FARMER, N_CARD_IDS, N_CATEGORIES
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"  #: the bundled font first (``raster.FONT_FILES``)
 
@@ -58,15 +58,28 @@ CATEGORY_ICONS = ("rice", "peanuts", "bananas", "chilies")
 CARD_ICONS = ("cutter", "priest", "shrine", *CATEGORY_ICONS, "oracle")
 
 
+Box = tuple[float, float, float, float]
+
+
+def _card_art(k: int, hat: Box, farmer_icon: Box, icon: Box) -> str:
+    """Card id ``k``'s picture: its icon in ``icon``, or for a farmer the hat in ``hat`` over its
+    category's icon in ``farmer_icon`` (boxes: x, y, width, height), in the card's ink."""
+    ink = CARD_INKS[k]
+
+    def use(name: str, box: Box) -> str:
+        x, y, w, h = box
+        return f'<use href="#i-{name}" x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" fill="{ink}"/>'
+
+    if FARMER <= k < FARMER + N_CATEGORIES:
+        return use("hat", hat) + use(CARD_ICONS[k], farmer_icon)
+    return use(CARD_ICONS[k], icon)
+
+
 def _card_symbol(k: int) -> str:
     """The face of card id ``k`` (100 x 50): its colour, its icon (a farmer: the hat over the
     category), its name."""
     bg, ink = CARD_COLOURS[k], CARD_INKS[k]
-    if 3 <= k <= 6:
-        art = (f'<use href="#i-hat" x="5" y="2" width="38" height="19" fill="{ink}"/>'
-               f'<use href="#i-{CARD_ICONS[k]}" x="10" y="16" width="29" height="29" fill="{ink}"/>')
-    else:
-        art = f'<use href="#i-{CARD_ICONS[k]}" x="4" y="5" width="40" height="40" fill="{ink}"/>'
+    art = _card_art(k, (5, 2, 38, 19), (10, 16, 29, 29), (4, 5, 40, 40))
     lines = CARD_LABELS[k]
     ys = (31,) if len(lines) == 1 else (23, 40)
     text = "".join(f'<text x="71" y="{y}" font-size="{15 if len(lines) == 1 else 13.5}" font-weight="bold" '
@@ -77,13 +90,9 @@ def _card_symbol(k: int) -> str:
 
 def _mini_symbol(k: int) -> str:
     """Card id ``k`` small (44 x 34): colour and icon, no name (hands and tableaus)."""
-    bg, ink = CARD_COLOURS[k], CARD_INKS[k]
-    if 3 <= k <= 6:
-        art = (f'<use href="#i-hat" x="8" y="1" width="28" height="14" fill="{ink}"/>'
-               f'<use href="#i-{CARD_ICONS[k]}" x="11" y="10" width="22" height="22" fill="{ink}"/>')
-    else:
-        art = f'<use href="#i-{CARD_ICONS[k]}" x="8" y="3" width="28" height="28" fill="{ink}"/>'
-    return (f'<symbol id="m{k}" viewBox="0 0 44 34"><rect x="1" y="1" width="42" height="32" rx="5" fill="{bg}" '
+    art = _card_art(k, (8, 1, 28, 14), (11, 10, 22, 22), (8, 3, 28, 28))
+    return (f'<symbol id="m{k}" viewBox="0 0 44 34"><rect x="1" y="1" width="42" height="32" rx="5" '
+            f'fill="{CARD_COLOURS[k]}" '
             f'stroke="{INK}" stroke-width="1.5"/>{art}</symbol>')
 
 
