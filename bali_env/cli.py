@@ -223,6 +223,7 @@ COMMANDS = {
     "league": "every pair in 2-player matches plus the free-for-all: win-rate matrix, ratings",
     "replay": "step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
     "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
+    "exploit": "train a best response against an agent: how far a learner gets against it (train extra)",
     "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
     "demo": "play seeded random games",
     "play": "play a game in the terminal against bots",
@@ -252,6 +253,8 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
         from training.train import make_parser
 
         return make_parser(argv or [])
+    elif command == "exploit":
+        from training.exploit import make_parser
     else:
         raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
     return make_parser()
@@ -330,6 +333,10 @@ def _run(argv: list[str]) -> int:
         from training.train import main as train_main
 
         return train_main(argv[1:])
+    if argv[0] == "exploit":
+        from training.exploit import main as exploit_main
+
+        return exploit_main(argv[1:])
     return _demo(argv[1:])
 
 

@@ -72,15 +72,16 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str 
 def evaluate_checkpoint(model: Any, args: argparse.Namespace, name: str, step: int, games: int,
                         eval_rows: list[dict[str, Any]], start: float) -> Path:
     """Save the model as ``checkpoints/NAME``, export its policy next to it (``.npz``), play it
-    against random and greedy, append the rows to ``eval_rows`` and rewrite ``eval.csv`` and the
-    learning curve. Returns the exported policy's path."""
+    against each of ``--eval-opponents`` (random and greedy by default), append the rows to
+    ``eval_rows`` and rewrite ``eval.csv`` and the learning curve. Returns the exported policy's
+    path."""
     from agents.ppo_agent import export_policy
 
     out: Path = args.out
     save_model(model, out / "checkpoints" / name)
     path = export_policy(model.policy, (out / "checkpoints" / name).with_suffix(".npz"), num_players=args.players,
                          env_steps=int(step))
-    for opp in ("random", "greedy"):
+    for opp in getattr(args, "eval_opponents", ("random", "greedy")):
         r = evaluate(path, opp, args, games, seed=10_000 + step % 997)
         row = {"steps": step, "minutes": (time.time() - start) / 60, "opponent": opp, **r}
         eval_rows.append(row)

@@ -109,7 +109,8 @@ class RunProgress:
     @classmethod
     def fresh(cls, args: argparse.Namespace) -> RunProgress:
         """The counters of a new run: the first snapshot and evaluation due after their intervals."""
-        return cls(due={"snapshot": args.snapshot_every, "eval": args.eval_every})
+        return cls(due={"snapshot": args.snapshot_every, "eval": args.eval_every,
+                        "eval_seconds": 60 * getattr(args, "eval_minutes", 0.0)})
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> RunProgress:
@@ -161,9 +162,14 @@ class Session:
         if steps >= due["snapshot"]:
             add_snapshot(self.pool, self.model.policy, args, steps)
             due["snapshot"] += args.snapshot_every
-        if steps >= due["eval"]:
+        every = 60 * getattr(args, "eval_minutes", 0.0)  # --eval-minutes: also on the clock
+        on_time = every > 0 and time.time() - self.start >= due.get("eval_seconds", every)
+        if steps >= due["eval"] or on_time:
             self.evaluate(steps, args.eval_games, f"step_{steps}")
-            due["eval"] += args.eval_every
+            if steps >= due["eval"]:
+                due["eval"] += args.eval_every
+            if every > 0:
+                due["eval_seconds"] = time.time() - self.start + every
             self.checkpoint()
         self.seen = log_returns(self.model.logger, self.venv, self.seen)
         if self.bar is not None:

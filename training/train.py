@@ -126,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
                         "mcts:sims=400, ppo, ppo:path=FILE.npz, mybot.py:MyBot, 'cmd:PROGRAM ARGS') or self "
                         "(past snapshots of the learner)")
     p.add_argument("--mcts-sims", type=int, default=200, help="simulations per move of the mcts opponents")
+    p.add_argument("--eval-opponents", nargs="+", default=["random", "greedy"], metavar="SPEC",
+                   help="the agents every checkpoint is evaluated against (any agent spec)")
+    p.add_argument("--eval-minutes", type=float, default=0.0,
+                   help="also evaluate every this many minutes of the run (0: by --eval-every steps only)")
     shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers --seed --out")
     p.add_argument("--framework", default="sb3", choices=FRAMEWORKS,
                    help="sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own flags "
@@ -167,6 +171,19 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         args.weights = opponent_weights(args.opponents)
     except ValueError as exc:
         p.error(f"--opponents: {exc}")
+    if not args.eval_minutes >= 0 or args.eval_minutes == float("inf"):
+        p.error(f"--eval-minutes must be a number of minutes >= 0, got {args.eval_minutes}")
+    from agents import make_agent
+
+    for spec in args.eval_opponents:
+        try:
+            agent = make_agent(spec, seed=0)
+            check = getattr(agent, "check_players", None)
+            if callable(check):
+                check(args.players)
+            agent.close()
+        except Exception as exc:  # noqa: BLE001 - unknown kind, missing file, a policy for other counts
+            p.error(f"--eval-opponents {spec!r}: " + " ".join(str(exc).split()))
 
 
 def make_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
