@@ -97,6 +97,14 @@ def decision_keys(seed: int, games: np.ndarray, seats: np.ndarray, decisions: np
     return z
 
 
+def check_keys(keys: np.ndarray, rows: int) -> np.ndarray:
+    """``keys`` as an array of ``rows`` integers, one per row of a batch (ValueError otherwise)."""
+    keys = np.asarray(keys)
+    if keys.shape != (rows,) or not np.issubdtype(keys.dtype, np.integer):
+        raise ValueError(f"keys must be {rows} integers, one per row, got {keys.dtype} {keys.shape}")
+    return keys
+
+
 def key_uniforms(keys: np.ndarray, width: int) -> np.ndarray:
     """``width`` uniform floats in [0, 1) per key (row i depends on ``keys[i]`` only)."""
     with np.errstate(over="ignore"):
@@ -174,6 +182,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "greedy": "agents.greedy:GreedyAgent",
     "mcts": "agents.mcts:MCTSAgent",
     "ppo": "agents.ppo_agent:PPOAgent",
+    "ppo+search": "agents.puct:PolicySearchAgent",
     "sb3": "agents.sb3_agent:SB3Agent",
     "cmd": "agents.protocol.agent:CommandAgent",
 }

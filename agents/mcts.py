@@ -25,7 +25,7 @@ import numpy as np
 from bali_env.engine import N_ACTIONS
 
 from . import search
-from .base import Agent, check_observations
+from .base import Agent, check_keys, check_observations
 
 
 def check_position(obs: np.ndarray, mask: np.ndarray | None = None) -> None:
@@ -128,9 +128,7 @@ class MCTSAgent(Agent):
         if self.seconds > 0:
             return super().act_batch_keyed(observations, action_masks, keys)
         obs, masks = check_observations(observations, action_masks)
-        keys = np.asarray(keys)
-        if keys.shape != (len(obs),) or not np.issubdtype(keys.dtype, np.integer):
-            raise ValueError(f"keys must be {len(obs)} integers, one per row, got {keys.dtype} {keys.shape}")
+        keys = check_keys(keys, len(obs))
         out = np.argmax(masks, axis=1).astype(np.int64)  # forced moves are played without searching
         rows = np.flatnonzero(masks.sum(axis=1) > 1)
         if len(rows) == 0:

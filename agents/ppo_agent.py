@@ -4,6 +4,10 @@
 (``export_policy``): the actor MLP's weights and biases, its activation, the input and action
 sizes it was trained for, and the feature set (``agents.features``) its input appends to the
 observation, if any (``features``: ``greedy-v1``, or absent for the observation alone).
+A file may also carry a **value head** (``bali fit-value``, ``training.value``): a second MLP over
+the same input whose sigmoid is the expected win share of the seat whose observation it reads
+(keys ``vw0, vb0, ...``, metadata ``value_layers``); the policy-guided search
+(``agents.puct``) needs it. Files without one load as before.
 ``PPOAgent`` loads such a file and plays the most probable legal action (or samples from the
 masked distribution), for a whole batch at once:
 
@@ -66,14 +70,23 @@ def export_policy(policy: Any, path: str | Path, **meta: Any) -> Path:
     return write_policy(*policy_arrays(policy, **meta), path)
 
 
-def write_policy(weights: list[tuple[np.ndarray, np.ndarray]], info: dict[str, Any], path: str | Path) -> Path:
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+def write_policy(weights: Layers, info: dict[str, Any], path: str | Path, value: Layers | None = None) -> Path:
     """Write ``(weight [out, in], bias)`` pairs and export metadata (``policy_arrays``' result, or
-    another trainer's) as a policy ``.npz``, checked first like a loaded file (ValueError), written
-    to a temporary file and moved into place. Returns the path."""
-    ExportedPolicy.from_arrays(weights, info, where="the policy to export")
+    another trainer's) as a policy ``.npz``, with a value head's pairs when given (``value``: the
+    last layer has one output), checked first like a loaded file (ValueError), written to a
+    temporary file and moved into place. Returns the path."""
+    info = {k: v for k, v in info.items() if k != "value_layers"}
+    if value is not None:
+        info["value_layers"] = len(value)
+    ExportedPolicy.from_arrays(weights, info, where="the policy to export", value=value)
     arrays: dict[str, np.ndarray] = {}
     for i, (w, b) in enumerate(weights):
         arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    for i, (w, b) in enumerate(value or []):
+        arrays[f"vw{i}"], arrays[f"vb{i}"] = w, b
     arrays["meta"] = np.array([repr(info)])
     from bali_env.files import replace_when_done
 
@@ -103,10 +116,12 @@ class ExportedPolicy:
                     raise ValueError(not_policy)
                 weights = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
                            for i in range(int(meta["layers"]))]
+                value = [(data[f"vw{i}"].astype(np.float32), data[f"vb{i}"].astype(np.float32))
+                         for i in range(int(meta.get("value_layers", 0)))] or None
         except (OSError, EOFError, KeyError, IndexError, TypeError, ValueError, SyntaxError, RecursionError,
                 MemoryError, zipfile.BadZipFile):
             raise ValueError(not_policy) from None
-        self._set(weights, meta, repr(str(p)))
+        self._set(weights, meta, repr(str(p)), value)
         self.path = p
 
     @classmethod
@@ -115,12 +130,15 @@ class ExportedPolicy:
         return cls.from_arrays(*policy_arrays(policy, **meta), where="an SB3 policy")
 
     @classmethod
-    def from_arrays(cls, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any],
-                    where: str = "the given arrays") -> ExportedPolicy:
+    def from_arrays(cls, weights: Layers, meta: dict[str, Any], where: str = "the given arrays",
+                    value: Layers | None = None) -> ExportedPolicy:
         """A policy from ``(weight [out, in], bias)`` pairs and export metadata, checked like a
-        file (what ``arrays()`` gives back; training checkpoints store snapshots this way)."""
+        file (what ``arrays()`` gives back; training checkpoints store snapshots this way), with a
+        value head's pairs when given."""
         self = cls.__new__(cls)
-        self._set([(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights], dict(meta), where)
+        as32 = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights]
+        value32 = None if value is None else [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in value]
+        self._set(as32, dict(meta), where, value32)
         self.path = None
         return self
 
@@ -128,7 +146,11 @@ class ExportedPolicy:
         """The ``(weight [out, in], bias)`` pairs and metadata (``from_arrays`` rebuilds the policy)."""
         return [(w.T.copy(), b.copy()) for w, b in self.weights], dict(self.meta)
 
-    def _set(self, weights: list[tuple[np.ndarray, np.ndarray]], meta: dict[str, Any], where: str) -> None:
+    def value_arrays(self) -> Layers | None:
+        """The value head's ``(weight [out, in], bias)`` pairs, or None when the file has none."""
+        return None if self.value_weights is None else [(w.T.copy(), b.copy()) for w, b in self.value_weights]
+
+    def _set(self, weights: Layers, meta: dict[str, Any], where: str, value: Layers | None = None) -> None:
         if meta.get("version") != VERSION:
             raise ValueError(f"{where}: policy format version {meta.get('version')}, expected {VERSION}")
         from .features import feature_count
@@ -149,7 +171,15 @@ class ExportedPolicy:
         if weights[0][0].shape[1] != meta["obs_dim"] or weights[-1][0].shape[0] != N_ACTIONS:
             raise ValueError(f"{where}: the layers take {weights[0][0].shape[1]} inputs and give "
                              f"{weights[-1][0].shape[0]} logits, the metadata says {meta['obs_dim']} and {N_ACTIONS}")
+        if value is not None:
+            for i, (w, b) in enumerate(value):
+                if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != (value[i - 1][0].shape[0] if i
+                                                                             else meta["obs_dim"]):
+                    raise ValueError(f"{where}: value layer {i} has inconsistent shapes {w.shape}, {b.shape}")
+            if value[-1][0].shape[0] != 1:
+                raise ValueError(f"{where}: the value head gives {value[-1][0].shape[0]} outputs, expected 1")
         self.weights = [(np.ascontiguousarray(w.T), b) for w, b in weights]  # [in, out] for x @ w
+        self.value_weights = None if value is None else [(np.ascontiguousarray(w.T), b) for w, b in value]
         self.meta = meta
         self.features: str | None = meta.get("features")
         self.activation = _ACTIVATIONS[meta["activation"]]
@@ -167,12 +197,30 @@ class ExportedPolicy:
             from .features import policy_input
 
             x = policy_input(observations, action_masks, self.features, checked=checked)
-        last = len(self.weights) - 1
-        for i, (w, b) in enumerate(self.weights):
+        return self.forward(x)
+
+    def input(self, observations: np.ndarray, action_masks: np.ndarray, checked: bool = False) -> np.ndarray:
+        """The network input of a batch (the observations, then the features the policy reads)."""
+        from .features import policy_input
+
+        return policy_input(observations, action_masks, self.features, checked=checked)
+
+    def forward(self, x: np.ndarray, value: bool = False) -> np.ndarray:
+        """The actor's logits ([N, N_ACTIONS]) of a prepared input (``input``), or with ``value``
+        the value head's win share ([N], in (0, 1)); ValueError when the file has no value head."""
+        layers = self.weights
+        if value:
+            if self.value_weights is None:
+                raise ValueError("this policy has no value head: add one with bali fit-value")
+            layers = self.value_weights
+        last = len(layers) - 1
+        for i, (w, b) in enumerate(layers):
             x = x @ w
             x += b
             if i < last:
                 x = self.activation(x)
+        if value:
+            return 1.0 / (1.0 + np.exp(-x[:, 0]))
         return x
 
 

@@ -53,14 +53,21 @@ def ismcts_reset(child, visits, avail, value, mover, n_nodes):
 
 
 @njit(cache=True)
-def _backup(s, path, depth, reward, visits, value, mover):
-    """Credit every node on the path with its mover's share of the win of the finished game ``s``."""
+def win_shares(s, reward):
+    """Write each seat's share of the win of the finished game ``s`` into ``reward`` (1/k for
+    each of k winners, 0 for the others)."""
     n = s[S_NUM_PLAYERS]
     winners = 0
     for q in range(n):
         winners += (s[S_WINNERS] >> q) & 1
     for q in range(n):
         reward[q] = ((s[S_WINNERS] >> q) & 1) / winners
+
+
+@njit(cache=True)
+def _backup(s, path, depth, reward, visits, value, mover):
+    """Credit every node on the path with its mover's share of the win of the finished game ``s``."""
+    win_shares(s, reward)
     for d in range(1, depth + 1):
         nd = path[d]
         visits[nd] += 1

@@ -224,6 +224,7 @@ COMMANDS = {
     "replay": "step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
     "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
     "exploit": "train a best response against an agent: how far a learner gets against it (train extra)",
+    "fit-value": "give an exported policy a value head from its own games (for ppo+search; train extra)",
     "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
     "demo": "play seeded random games",
     "play": "play a game in the terminal against bots",
@@ -255,6 +256,8 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
         return make_parser(argv or [])
     elif command == "exploit":
         from training.exploit import make_parser
+    elif command == "fit-value":
+        from training.value import make_parser
     else:
         raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
     return make_parser()
@@ -337,6 +340,10 @@ def _run(argv: list[str]) -> int:
         from training.exploit import main as exploit_main
 
         return exploit_main(argv[1:])
+    if argv[0] == "fit-value":
+        from training.value import main as value_main
+
+        return value_main(argv[1:])
     return _demo(argv[1:])
 
 

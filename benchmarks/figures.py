@@ -45,6 +45,11 @@ class Claim:
 
 
 CLAIMS: tuple[Claim, ...] = (
+    Claim("`ppo+search` (800 simulations a move) vs shipped `ppo`, 2 players", ("2p-search-ppo-seed1",),
+          "ppo+search"),
+    Claim("`ppo+search` vs `mcts` (1,000 simulations a move), 2 players", ("2p-search-mcts-seed1",), "ppo+search"),
+    Claim("`ppo+search` vs three shipped `ppo`, 4 players", ("4p-search-ppo-seed1",), "ppo+search",
+          "(equal share 25%)", headline=False),
     Claim("shipped `ppo` vs `mcts` (1,000 simulations a move), 2 players",
           ("2p-ppo-mcts-seed1", "2p-ppo-mcts-seed2", "2p-ppo-mcts-seed3"), "ppo"),
     Claim("shipped `ppo` vs `mcts`, 2 players, seed 1", ("2p-ppo-mcts-seed1",), "ppo", headline=False),
@@ -84,15 +89,24 @@ def figure(claim: Claim) -> str:
     return f"{100 * (wins / games):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"  # as the table rounds it
 
 
+def command(name: str) -> str:
+    """The ``bali tournament`` command of the kept run ``name`` (from its config; the worker count
+    is left out: it does not change the results)."""
+    c = load(name)["config"]
+    flags = "".join(f" --{flag}" for flag in ("oracle", "demon") if c[flag])
+    return (f"bali tournament --agents {' '.join(c['agents'])} --players {c['num_players']} "
+            f"--games {c['games_requested']} --seed {c['seed']}{flags}")
+
+
 def headline_table() -> str:
     """The README's table of strength figures, from the claims marked ``headline``."""
-    lines = ["| what | result | result files |", "|---|---|---|"]
+    lines = ["| what | result | command (result file) |", "|---|---|---|"]
     for claim in CLAIMS:
         if not claim.headline:
             continue
         rate, interval = figure(claim).split(" ", 1)
         games = tally(claim)[1]
-        files = ", ".join(f"[{name}](docs/results/{name}.json)" for name in claim.files)
+        files = "; ".join(f"`{command(name)}` ([{name}](docs/results/{name}.json))" for name in claim.files)
         note = f" {claim.note}" if claim.note else ""
         lines.append(f"| {claim.label} | `{claim.participant}` wins **{rate}** {interval} of {games:,} games{note} "
                      f"| {files} |")
@@ -129,7 +143,8 @@ def speed_rows() -> list[tuple[str, str]]:
 
 
 def picture_rows(bench: dict) -> list[tuple[str, str]]:
-    """The speed of the pictures and of the bot protocol, from the kept ``bali bench`` run."""
+    """The speed of the pictures, of the bot protocol and of the search agents, from the kept
+    ``bali bench`` run."""
     p, b = bench["pictures"], bench["bots"]
     rgb, html, proto, faults = p["rgb_ms"], p["html_s"], b["protocol"], b["faults"]
     return [
@@ -142,7 +157,9 @@ def picture_rows(bench: dict) -> list[tuple[str, str]]:
          f"{_int(proto['cmd_full']['decisions_per_s'])} with full ones"),
         ("a tournament against a bot that hangs once in ten moves",
          f"{faults['games']} games in {faults['seconds']:.1f} s, every game accounted for"),
-    ]
+    ] + [(f"a `{spec}` decision ({', '.join(f'{k}={v:g}' for k, v in r['settings'].items())}), 2 players",
+          f"{r['ms_per_decision']:.1f} ms one at a time, {r['ms_per_decision_batched']:.1f} ms in batches of "
+          f"{r['batch']}") for spec, r in bench.get("search", {}).items()]
 
 
 def speed_table() -> str:
@@ -192,8 +209,10 @@ def bench_table() -> str:
               f"greedy vs random, 2 workers, files written): {start['tournament_cold_s']:.1f} s cold (played "
               f"interpreted), {start['tournament_cached_s']:.1f} s cached; compiling its kernels in one process: "
               f"{start['compile_one_process_s']:.1f} s."]
-    lines += ["", "| pictures and bots (same run) | result |", "|---|---|"]
+    lines += ["", "| pictures, bots and search | result |", "|---|---|"]
     lines += [f"| {what} | {result} |" for what, result in picture_rows(bench)]
+    if "search_note" in bench:
+        lines += ["", f"(The search rows: {bench['search_note']}.)"]
     return "\n".join(lines)
 
 
@@ -239,8 +258,38 @@ def league_table() -> str:
     return "\n".join(lines) + "\n\n" + note
 
 
+EXPLOITED = ("random", "greedy", "mcts", "ppo")  #: the agents of the README's exploitability table, in its order
+
+
+def exploit_runs() -> list[dict]:
+    """The kept ``bali exploit`` runs (``docs/results/exploit/AGENT.json``), in ``EXPLOITED`` order."""
+    folder = RESULTS_DIR / "exploit"
+    return [json.loads((folder / f"{agent}.json").read_text()) for agent in EXPLOITED
+            if (folder / f"{agent}.json").is_file()]
+
+
+def exploit_figure(run: dict) -> str:
+    """A best response's final win rate as pages quote it (``figure``'s format)."""
+    f = run["final"]
+    return f"{100 * f['win_rate']:.1f}% [{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]"
+
+
+def exploit_table() -> str:
+    """The README's exploitability table: per agent, the best response's final win rate."""
+    lines = ["| agent | a fresh learner's win rate against it after the budget | env steps | command |",
+             "|---|---|---:|---|"]
+    for run in exploit_runs():
+        rate, interval = exploit_figure(run).split(" ", 1)
+        f = run["final"]
+        lines.append(f"| `{run['agent']}` | **{rate}** {interval} of {f['games']:,} games "
+                     f"(equal share {100 / run['players']:.0f}%) | {f['env_steps']:,} | `bali exploit {run['agent']} "
+                     f"--players {run['players']} --minutes {run['minutes']:g} --seed {run['seed']}` |")
+    return "\n".join(lines)
+
+
 #: the generated blocks: (page, marker name) -> what writes it
 BLOCKS = {
+    ("README.md", "exploit"): lambda: exploit_table(),
     ("README.md", "league"): lambda: league_table(),
     ("README.md", "headline"): lambda: headline_table(),
     ("README.md", "speed"): lambda: speed_table(),

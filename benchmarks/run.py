@@ -18,7 +18,9 @@
 7. pictures (``benchmarks.pictures``): the SVG of a frame, the ``rgb_array`` frame (1280 x 720)
    and the HTML replay of a whole 4-player game, in time and size;
 8. bots (``benchmarks.bots``): what the bot protocol costs a decision, and a 100-game tournament
-   against a bot that hangs once in ten moves, every game accounted for.
+   against a bot that hangs once in ten moves, every game accounted for;
+9. search (``benchmarks.search``): milliseconds a decision of ``mcts`` and ``ppo+search``, one
+   position at a time and in batches of 64.
 
 It prints a table (fitted to the terminal, 100 columns when the output is not one), writes
 ``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
@@ -387,6 +389,10 @@ def _table(results: dict[str, Any], width: int | None = None) -> str:
         from benchmarks.bots import summary as bots_summary
 
         notes += bots_summary(results["bots"]["protocol"], results["bots"]["faults"])
+    if results.get("search"):
+        from benchmarks.search import summary as search_summary
+
+        notes += search_summary(results["search"])
     for note in notes:
         lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
@@ -495,6 +501,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     results["bots"] = {"protocol": bench_protocol(min(seconds, 2.0)),
                        "faults": bench_faults(10 if args.quick else 100)}
+    print("measuring the search agents (mcts, ppo+search) ...", flush=True)
+    from benchmarks.search import bench_search
+
+    results["search"] = bench_search(5 if args.quick else 20)
     from bali_env import engine as core
 
     largest = str(max(sizes))

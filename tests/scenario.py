@@ -298,3 +298,44 @@ def whole_supply_empty_game() -> Game:
     g = Game(4, deck=WHOLE_SUPPLY_EMPTY_DECK, starters=WHOLE_SUPPLY_EMPTY_STARTERS)
     g.act(*WHOLE_SUPPLY_EMPTY_ACTIONS)
     return g
+
+
+def face_down_twins(num_players: int, seeds: Iterable[int] = range(200)):
+    """Two copies of a random game (uniform legal moves, seeded) that differ only in the card the
+    active player just offered face down, at the first such choice between two cards: ``(a, b,
+    watcher)``, ``watcher`` the agent name of the next seat, who cannot tell the two apart.
+    None when no seed reaches such a choice."""
+    import copy
+
+    import numpy as np
+
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        env = bali_env.raw_env(num_players=num_players)
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            sd = env.state_dict()
+            legal = env.legal_actions()
+            hidden = [a for a in legal if 21 <= a <= 24]
+            if sd["phase"] == "offer_own" and sd["to_move"] == sd["active"] and len(hidden) >= 2:
+                a, b = copy.deepcopy(env), copy.deepcopy(env)
+                a.step(hidden[0])
+                b.step(hidden[1])
+                return a, b, env.possible_agents[(sd["active"] + 1) % num_players]
+            env.step(int(rng.choice(legal)))
+    return None
+
+
+def play_checked(bots: Sequence, seed: int, **config) -> tuple[list[int], list[int]]:
+    """Play one AEC game (``bali_env.raw_env(**config)`` dealt from ``seed``), seat k by
+    ``bots[k].act``, asserting every move legal; return the actions and the final scores."""
+    env = bali_env.raw_env(**config)
+    env.reset(seed=seed)
+    actions = []
+    while not all(env.terminations.values()):
+        o = env.observe(env.agent_selection)
+        a = bots[env.agent_name_mapping[env.agent_selection]].act(o["observation"], o["action_mask"])
+        assert o["action_mask"][a] == 1, f"illegal action {a}"
+        env.step(a)
+        actions.append(a)
+    return actions, env.state_dict()["scores"]

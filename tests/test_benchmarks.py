@@ -79,6 +79,11 @@ def test_bench_prints_and_draws_what_it_measured(tmp_path, capsys, monkeypatch):
     if "rgb_ms" in pictures:
         assert f"rgb_array 1280x720: mean {pictures['rgb_ms']['mean']:.1f} ms" in flat
         assert pictures["rgb_ms"]["shape"] == [720, 1280, 3]
+    search = data["search"]
+    assert list(search) == ["mcts", "ppo+search"] and search["ppo+search"]["settings"]["sims"] == 800
+    for spec, r in search.items():
+        assert r["ms_per_decision"] > 0 and r["batch"] == 64
+        assert f"{spec} (" in flat and f"{r['ms_per_decision']:.1f} ms a decision one at a time" in flat
 
     png = (out_dir / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (935, 605)  # 8.5 x 5.5 in

@@ -199,6 +199,7 @@ def test_bad_bots_are_refused_before_any_game(tmp_path, spec, says):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_bot_that_never_says_hello_is_refused(tmp_path, monkeypatch):
     import agents.protocol.process as process
 

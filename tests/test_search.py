@@ -4,8 +4,6 @@ refuses an observation no game gives."""
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 
@@ -14,6 +12,7 @@ from agents.mcts import MCTSAgent
 from agents.random_agent import RandomAgent
 from bali_env import engine as E
 from bali_env.api_check import CONFIGURATIONS, config_id
+from scenario import face_down_twins, play_checked
 
 
 def _positions(config, seed, every=3):
@@ -34,45 +33,23 @@ def _positions(config, seed, every=3):
 def test_mcts_does_not_see_hidden_information():
     """Two games that differ only in hidden information (another player's face-down offering)
     look the same to the searcher, and it searches them identically (same visit counts)."""
-    rng = np.random.default_rng(0)
-    for seed in range(200):
-        env = bali_env.raw_env(num_players=3)
-        env.reset(seed=seed)
-        while not all(env.terminations.values()):
-            sd = env.state_dict()
-            legal = env.legal_actions()
-            hidden = [a for a in legal if 21 <= a <= 24]
-            if sd["phase"] == "offer_own" and sd["to_move"] == sd["active"] and len(hidden) >= 2:
-                a_env, b_env = copy.deepcopy(env), copy.deepcopy(env)
-                a_env.step(hidden[0])
-                b_env.step(hidden[1])
-                assert a_env.state_dict() != b_env.state_dict()
-                watcher = env.possible_agents[(sd["active"] + 1) % 3]
-                oa, ob = a_env.observe(watcher), b_env.observe(watcher)
-                np.testing.assert_array_equal(oa["observation"], ob["observation"])
-                ca = MCTSAgent(seed=3, sims=300).search(oa["observation"])
-                cb = MCTSAgent(seed=3, sims=300).search(ob["observation"])
-                np.testing.assert_array_equal(ca, cb)
-                assert ca.sum() == 300
-                return
-            env.step(int(rng.choice(legal)))
-    pytest.fail("no face-down offering with two choices found")
+    twins = face_down_twins(3)
+    assert twins is not None, "no face-down offering with two choices found"
+    a_env, b_env, watcher = twins
+    assert a_env.state_dict() != b_env.state_dict()
+    oa, ob = a_env.observe(watcher), b_env.observe(watcher)
+    np.testing.assert_array_equal(oa["observation"], ob["observation"])
+    ca = MCTSAgent(seed=3, sims=300).search(oa["observation"])
+    cb = MCTSAgent(seed=3, sims=300).search(ob["observation"])
+    np.testing.assert_array_equal(ca, cb)
+    assert ca.sum() == 300
 
 
 def test_mcts_plays_legal_moves_deterministically():
     """Given the seed and simulation budget, the same game is played twice; every move is legal."""
     def play(seed):
-        env = bali_env.raw_env(num_players=2, oracle=True, demon=True)
-        env.reset(seed=seed)
-        agents = [MCTSAgent(seed=1, sims=100), RandomAgent(seed=2)]
-        actions = []
-        while not all(env.terminations.values()):
-            o = env.observe(env.agent_selection)
-            a = agents[env.agent_name_mapping[env.agent_selection]].act(o["observation"], o["action_mask"])
-            assert o["action_mask"][a] == 1
-            env.step(a)
-            actions.append(a)
-        return actions, env.state_dict()["scores"]
+        return play_checked([MCTSAgent(seed=1, sims=100), RandomAgent(seed=2)], seed, num_players=2, oracle=True,
+                            demon=True)
 
     assert play(5) == play(5)
 

@@ -685,7 +685,7 @@ def test_the_compile_notice_is_said_once_and_only_when_kernels_compile(tmp_path,
 
 
 @pytest.mark.parametrize("num_players, oracle, demon, lineup", [
-    (2, False, False, ["greedy", "ppo"]),
+    pytest.param(2, False, False, ["greedy", "ppo"], marks=pytest.mark.slow),
     pytest.param(3, True, False, ["greedy", "random", "greedy"], marks=pytest.mark.slow),
     pytest.param(4, True, True, ["greedy", "ppo", "random", "greedy"], marks=pytest.mark.slow),
 ])

@@ -190,7 +190,8 @@ def test_run_progress_reads_and_writes_the_checkpoint_format():
     progress = RunProgress.from_dict(old)
     assert progress.as_dict() == old and list(progress.as_dict()) == list(old)
     fresh = RunProgress.fresh(parse_args(["--snapshot-every", "500", "--eval-every", "1000"]))
-    assert fresh.as_dict() == {"due": {"snapshot": 500, "eval": 1000}, "eval_rows": [], "steps": 0, "elapsed": 0.0,
+    assert fresh.as_dict() == {"due": {"snapshot": 500, "eval": 1000, "eval_seconds": 0.0}, "eval_rows": [], "steps": 0,
+                               "elapsed": 0.0,
                                "loop_seconds": 0.0, "eval_seconds": 0.0, "sessions": 0, "interrupted": False}
 
 

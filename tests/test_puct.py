@@ -1,0 +1,154 @@
+"""The policy-guided search (``ppo+search``, ``agents.puct``) and the value head it reads: the
+head is saved and loaded with the policy (older files load without one), the search decides from
+the observation alone, deterministically whatever the batch, spends exactly its budget, plays
+only legal moves, and refuses a policy without a value head in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bali_env
+from agents import make_agent
+from agents.ppo_agent import ExportedPolicy, write_policy
+from agents.puct import PolicySearchAgent
+from bali_env.api_check import CONFIGURATIONS, config_id
+from scenario import face_down_twins, play_checked
+
+SHIPPED = "agents/policies/bali_2p.npz"
+
+
+def _value_head(inputs: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(0, 0.05, (16, inputs)).astype(np.float32), np.zeros(16, np.float32)),
+            (rng.normal(0, 0.3, (1, 16)).astype(np.float32), np.array([0.1], np.float32))]
+
+
+@pytest.fixture(scope="module")
+def valued(tmp_path_factory):
+    """The shipped 2-player actor with a small random value head, as a file."""
+    weights, meta = ExportedPolicy(SHIPPED).arrays()
+    path = tmp_path_factory.mktemp("policy") / "valued.npz"
+    write_policy(weights, meta, path, value=_value_head(meta["obs_dim"]))
+    return path
+
+
+def test_the_value_head_is_saved_and_loaded(valued, tmp_path):
+    """The head comes back exactly; the actor is untouched; the value is a win share in (0, 1)
+    and is computed as the file's layers say; a file without a head loads and says it has none."""
+    old, new = ExportedPolicy(_without_head(tmp_path)), ExportedPolicy(valued)
+    for (w0, b0), (w1, b1) in zip(old.weights, new.weights, strict=True):
+        np.testing.assert_array_equal(w0, w1)
+        np.testing.assert_array_equal(b0, b1)
+    head = _value_head(new.meta["obs_dim"])
+    for (w0, b0), (w1, b1) in zip(head, new.value_arrays(), strict=True):
+        np.testing.assert_array_equal(w0, w1)
+        np.testing.assert_array_equal(b0, b1)
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=4)
+    o = env.observe(env.agent_selection)
+    x = new.input(o["observation"][None], o["action_mask"][None])
+    by_hand = 1 / (1 + np.exp(-(np.maximum(x @ head[0][0].T + head[0][1], 0) @ head[1][0].T + head[1][1])))
+    v = new.forward(x, value=True)
+    assert v.shape == (1,) and 0 < v[0] < 1
+    np.testing.assert_allclose(v, by_hand[:, 0], rtol=1e-5)
+    np.testing.assert_array_equal(new.forward(x), old.forward(x))
+    assert old.value_arrays() is None
+    with pytest.raises(ValueError, match="no value head"):
+        old.forward(x, value=True)
+    bad = _value_head(new.meta["obs_dim"])
+    bad[1] = (np.zeros((2, 16), np.float32), np.zeros(2, np.float32))  # two outputs
+    with pytest.raises(ValueError, match="value head gives 2 outputs"):
+        write_policy(*old.arrays(), tmp_path / "bad.npz", value=bad)
+    assert ExportedPolicy(SHIPPED).value_arrays() is not None  # ppo+search's default reads it
+    bad = _value_head(new.meta["obs_dim"] - 1)  # the wrong input size
+    with pytest.raises(ValueError, match="value layer 0"):
+        write_policy(*old.arrays(), tmp_path / "bad.npz", value=bad)
+    assert not (tmp_path / "bad.npz").exists()
+
+
+def test_a_policy_without_a_value_head_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="bali fit-value"):
+        make_agent(f"ppo+search:path={_without_head(tmp_path)}")
+    for spec in ("ppo+search:sims=0", "ppo+search:leaves=-1", "ppo+search:c=-1", "ppo+search:sims=2.5"):
+        with pytest.raises(ValueError, match="ppo\\+search setting"):
+            make_agent(spec)
+
+
+def _without_head(tmp_path):
+    path = tmp_path / "plain.npz"
+    write_policy(*ExportedPolicy(SHIPPED).arrays(), path)
+    return path
+
+
+def _positions(config, seed, every=3):
+    """Observations and masks along a random game, every few steps."""
+    n, oracle, demon = config
+    env = bali_env.raw_env(num_players=n, oracle=oracle, demon=demon)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    step = 0
+    while not all(env.terminations.values()):
+        o = env.observe(env.agent_selection)
+        if step % every == 0:
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+        env.step(int(rng.choice(env.legal_actions())))
+        step += 1
+    return np.array(obs), np.array(masks)
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGURATIONS if c[0] == 2], ids=config_id)
+def test_batched_search_is_one_search_per_row(valued, config):
+    """Row i's choice is what ``seed(keys[i])`` then ``act`` gives, whatever else is in the batch
+    and whatever the thread count; every choice is legal; the root's children get exactly the
+    budget (rounded up to whole rounds)."""
+    import numba
+
+    obs, masks = _positions(config, seed=3, every=4)
+    keys = np.arange(len(obs), dtype=np.uint64) * np.uint64(7919) + np.uint64(1)
+    agent = PolicySearchAgent(seed=0, sims=20, leaves=6, path=valued)
+    batched = agent.act_batch_keyed(obs, masks, keys)
+    assert (masks[np.arange(len(obs)), batched] == 1).all() and (masks.sum(axis=1) > 1).sum() > 5
+    for i in range(0, len(obs), 5):
+        agent.seed(int(keys[i]))
+        assert agent.act(obs[i], masks[i]) == batched[i]
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        odd = np.arange(1, len(obs), 2)
+        assert (agent.act_batch_keyed(obs[odd], masks[odd], keys[odd]) == batched[odd]).all()
+    finally:
+        numba.set_num_threads(before)
+    rows = np.flatnonzero(masks.sum(axis=1) > 1)[:4]
+    visits = agent.search(obs[rows], masks[rows], keys[rows], ExportedPolicy(valued))
+    assert (visits.sum(axis=1) == 24).all()  # 20 descents rounded up to 4 rounds of 6
+    assert (visits[masks[rows] == 0] == 0).all()
+
+
+def test_the_search_reads_only_the_observation(valued):
+    """Two games that differ only in what the watcher cannot see (the other player's face-down
+    offering) look the same to it, and its search is the same (the same visits, the same key)."""
+    twins = face_down_twins(2)
+    assert twins is not None, "no face-down offering with two choices found"
+    a_env, b_env, watcher = twins
+    assert a_env.state_dict() != b_env.state_dict()
+    oa, ob = a_env.observe(watcher), b_env.observe(watcher)
+    np.testing.assert_array_equal(oa["observation"], ob["observation"])
+    policy = ExportedPolicy(valued)
+    agent = PolicySearchAgent(seed=0, sims=16, leaves=4, path=valued)
+    mask, key = np.ones((1, 44), np.int8), np.array([5], np.uint64)
+    one = agent.search(oa["observation"][None], mask, key, policy)
+    two = agent.search(ob["observation"][None], mask, key, policy)
+    np.testing.assert_array_equal(one, two)
+    assert one.sum() == 16
+
+
+def test_plays_whole_games_deterministically(valued):
+    """The same seed plays the same 2-player game against greedy; every move is legal."""
+    def play(seed):
+        bots = [PolicySearchAgent(seed=1, sims=12, leaves=4, path=valued), make_agent("greedy", seed=2)]
+        return play_checked(bots, seed, num_players=2)
+
+    assert play(21) == play(21)
