@@ -47,7 +47,10 @@ class Claim:
 CLAIMS: tuple[Claim, ...] = (
     Claim("`ppo+search` (800 simulations a move) vs shipped `ppo`, 2 players", ("2p-search-ppo-seed1",),
           "ppo+search"),
-    Claim("`ppo+search` vs `mcts` (1,000 simulations a move), 2 players", ("2p-search-mcts-seed1",), "ppo+search"),
+    Claim("`ppo+search` vs `mcts` (1,000 simulations a move), 2 players",
+          ("2p-search-mcts-seed1", "2p-search-mcts-seed2"), "ppo+search"),
+    Claim("`ppo+search` vs `mcts`, 2 players, seed 1", ("2p-search-mcts-seed1",), "ppo+search", headline=False),
+    Claim("`ppo+search` vs `mcts`, 2 players, seed 2", ("2p-search-mcts-seed2",), "ppo+search", headline=False),
     Claim("`ppo+search` vs three shipped `ppo`, 4 players", ("4p-search-ppo-seed1",), "ppo+search",
           "(equal share 25%)", headline=False),
     Claim("shipped `ppo` vs `mcts` (1,000 simulations a move), 2 players",
