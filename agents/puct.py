@@ -75,9 +75,8 @@ class PolicySearchAgent(Agent):
         while o["action_mask"].sum() < 2:
             env.step(int(o["action_mask"].argmax()))
             o = env.observe(env.agent_selection)
-        probe = PolicySearchAgent(seed=0, sims=2, leaves=2, path=self._policy.path)
-        if self._policy.path is None and self._policy._fixed is None:
-            probe._policy = self._policy
+        probe = PolicySearchAgent(seed=0, sims=2, leaves=2)
+        probe._policy = self._policy  # the policies this agent already loaded
         probe.act(o["observation"], o["action_mask"])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -72,3 +72,27 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys,
         main(argv)
     assert exc.value.code == 2 and says in capsys.readouterr().err.splitlines()[-1]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_each_label_is_the_deciding_seats_share(monkeypatch):
+    """With every decision kept, row k is the k-th decision of the game, and its label is the
+    final win share of the seat that took it, as the env reports it at the end."""
+    import bali_env.vector as vector
+
+    movers: list[int] = []
+    result: list[np.ndarray] = []
+
+    class Logged(vector.BaliVectorEnv):
+        def step(self, actions):
+            movers.append(int(self.to_move[0]))
+            out = super().step(actions)
+            if out[2][0] and not result:
+                result.append(out[4]["winners"][0].astype(float))
+            return out
+
+    monkeypatch.setattr(vector, "BaliVectorEnv", Logged)
+    x, y, game = collect_positions(ExportedPolicy(SHIPPED), 2, games=1, seed=8, keep=1.0, envs=1)
+    share = result[0] / result[0].sum()
+    assert len(y) == len(movers) > 40 and (game == 0).all()
+    np.testing.assert_array_equal(y, share[movers].astype(np.float32))
+    assert set(movers) == {0, 1}
