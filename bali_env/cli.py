@@ -225,6 +225,7 @@ COMMANDS = {
     "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
     "exploit": "train a best response against an agent: how far a learner gets against it (train extra)",
     "fit-value": "give an exported policy a value head from its own games (for ppo+search; train extra)",
+    "distil": "fit an exported policy to what ppo+search plays from its positions (train extra)",
     "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
     "demo": "play seeded random games",
     "play": "play a game in the terminal against bots",
@@ -258,6 +259,8 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
         from training.exploit import make_parser
     elif command == "fit-value":
         from training.value import make_parser
+    elif command == "distil":
+        from training.distil import make_parser
     else:
         raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
     return make_parser()
@@ -344,6 +347,10 @@ def _run(argv: list[str]) -> int:
         from training.value import main as value_main
 
         return value_main(argv[1:])
+    if argv[0] == "distil":
+        from training.distil import main as distil_main
+
+        return distil_main(argv[1:])
     return _demo(argv[1:])
 
 

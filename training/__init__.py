@@ -20,6 +20,7 @@ or with Ray RLlib (``bali train --framework rllib``). One job per module:
 | ``rllib_loop.py`` | RLlib's run: Ray, the training loop, its checkpoint and summary |
 | ``exploit.py`` | ``bali exploit AGENT``: a best response trained against AGENT frozen, its win rate over time |
 | ``value.py`` | ``bali fit-value POLICY``: a value head for an exported policy, fitted to its own games |
+| ``distil.py`` | ``bali distil POLICY``: the actor fitted to what ``ppo+search`` plays (expert iteration) |
 | ``curve.py`` | ``python -m training.curve OUT``: a run's checkpoints against any opponents, afterwards |
 | ``throughput.py`` | ``python -m training.throughput``: env steps per second of the training configurations |
 

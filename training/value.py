@@ -46,6 +46,16 @@ def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep
     """Self-play ``games`` games of ``policy`` (an ``ExportedPolicy``, sampled) and return the kept
     decisions: the network inputs ``[M, D]`` (float32), the deciding seat's final win share ``[M]``
     and the game each came from ``[M]`` (numbered in the order the games ended)."""
+    kept = self_play(policy, num_players, games, seed, keep, envs, progress)
+    return kept["input"], kept["share"], kept["game"]
+
+
+def self_play(policy: Any, num_players: int, games: int, seed: int, keep: float = 0.25, envs: int = 256,
+              progress: bool = False, raw: bool = False) -> dict[str, np.ndarray]:
+    """Self-play ``games`` games of ``policy`` (sampled from its masked softmax) and return the kept
+    decisions of the finished games: ``input`` (the network input ``[M, D]``), ``share`` (the
+    deciding seat's final win share), ``game`` (numbered in the order the games ended), and with
+    ``raw`` the ``observation`` and ``action_mask`` each decision was taken on."""
     from bali_env.vector import BaliVectorEnv
 
     rng = np.random.default_rng(seed)
@@ -54,6 +64,7 @@ def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep
     serial = np.arange(envs, dtype=np.int64)  # the game each slot plays (slot i's k-th game: i + k * envs)
     next_serial = envs
     inputs: list[np.ndarray] = []
+    raws: list[tuple[np.ndarray, np.ndarray]] = []
     keys: list[np.ndarray] = []  # (game serial, seat) of every kept row
     shares: dict[int, np.ndarray] = {}
     bar = _bar(games, progress)
@@ -64,6 +75,8 @@ def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep
         actions = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
         kept = np.flatnonzero(rng.random(envs) < keep)
         inputs.append(x[kept].copy())
+        if raw:
+            raws.append((obs[kept].copy(), masks[kept].copy()))
         keys.append(np.stack([serial[kept], info["to_move"][kept]], axis=1))
         obs, _, terminated, _, info = env.step(actions)
         for i in np.flatnonzero(terminated):
@@ -75,11 +88,15 @@ def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep
     bar.close()
     key = np.concatenate(keys)
     done = np.array([int(g) in shares for g in key[:, 0]])
-    x = np.concatenate(inputs)[done]
     key = key[done]
     order = {g: k for k, g in enumerate(sorted(shares))}
-    y = np.array([shares[int(g)][int(s)] for g, s in key], dtype=np.float32)
-    return x, y, np.array([order[int(g)] for g in key[:, 0]], dtype=np.int64)
+    out = {"input": np.concatenate(inputs)[done],
+           "share": np.array([shares[int(g)][int(s)] for g, s in key], dtype=np.float32),
+           "game": np.array([order[int(g)] for g in key[:, 0]], dtype=np.int64)}
+    if raw:
+        out["observation"] = np.concatenate([o for o, _ in raws])[done]
+        out["action_mask"] = np.concatenate([m for _, m in raws])[done]
+    return out
 
 
 def _bar(total: int, progress: bool) -> Any:
@@ -140,11 +157,11 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
     return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``bali fit-value``: check, play, fit, write."""
-    p = make_parser()
-    args = p.parse_args(argv)
-    from agents.ppo_agent import ExportedPolicy, write_policy
+def check_options(p: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> tuple[Any, int]:
+    """The checks ``bali fit-value`` and ``bali distil`` share (exit 2 with one line on the first
+    failure): POLICY loads and says its player count, ``--keep``, ``--games``, ``--epochs``,
+    ``--out`` and torch. Returns the loaded policy and its player count."""
+    from agents.ppo_agent import ExportedPolicy
 
     try:
         policy = ExportedPolicy(args.policy)
@@ -155,12 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("games", "epochs"):
         if getattr(args, name) <= 0:
             p.error(f"--{name} must be > 0, got {getattr(args, name)}")
-    try:
-        hidden = [int(h) for h in args.net.split(",")]
-        if not hidden or min(hidden) <= 0:
-            raise ValueError
-    except ValueError:
-        p.error(f"--net must be positive layer sizes separated by commas, got {args.net!r}")
     if args.out.suffix != ".npz":
         p.error(f"--out must name a .npz file, got {str(args.out)!r}")
     if not args.out.parent.is_dir():
@@ -171,7 +182,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch  # noqa: F401
     except ImportError:
-        p.error("fit-value needs torch: pip install torch==2.13.0 && pip install -e '.[train]'")
+        p.error(f"{command} needs torch: pip install torch==2.13.0 && pip install -e '.[train]'")
+    return policy, players
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``bali fit-value``: check, play, fit, write."""
+    p = make_parser()
+    args = p.parse_args(argv)
+    from agents.ppo_agent import write_policy
+
+    policy, players = check_options(p, args, "fit-value")
+    try:
+        hidden = [int(h) for h in args.net.split(",")]
+        if not hidden or min(hidden) <= 0:
+            raise ValueError
+    except ValueError:
+        p.error(f"--net must be positive layer sizes separated by commas, got {args.net!r}")
     t0 = time.time()
     x, y, game = collect_positions(policy, players, args.games, args.seed, args.keep, progress=args.progress)
     t1 = time.time()
@@ -191,4 +218,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["collect_positions", "fit_value", "main", "make_parser"]
+__all__ = ["check_options", "collect_positions", "fit_value", "main", "make_parser", "self_play"]
