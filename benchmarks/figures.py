@@ -62,6 +62,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("shipped `ppo` vs `greedy`, 2 players, seed 2", ("2p-ppo-greedy-seed2",), "ppo", headline=False),
     Claim("shipped `ppo` vs three `greedy`, 4 players", ("4p-ppo-greedy-seed1",), "ppo", "(equal share 25%)"),
     Claim("shipped `ppo` vs three `greedy`, 4 players, seed 2", ("4p-ppo-greedy-seed2",), "ppo", headline=False),
+    Claim("shipped `ppo` vs three `mcts`, 4 players", ("4p-ppo-mcts-seed1",), "ppo", "(equal share 25%)",
+          headline=False),
     Claim("`mcts` vs `greedy`, 2 players", ("2p-mcts-greedy-seed1",), "mcts"),
     Claim("`greedy` vs three `random`, 4 players", ("4p-greedy-random-seed1",), "greedy"),
     Claim("`greedy` vs `random`, 2 players", ("2p-greedy-random-seed1",), "greedy", headline=False),
