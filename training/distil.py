@@ -192,9 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     t1 = time.time()
     visits = label(searcher, policy, kept, args.out.with_suffix(".labels.npz"), digest, progress=args.progress)
     t2 = time.time()
-    weights, report = fit_actor(policy.arrays()[0], policy.meta["activation"], kept["input"], kept["action_mask"],
+    start, meta = policy.arrays()
+    weights, report = fit_actor(start, policy.meta["activation"], kept["input"], kept["action_mask"],
                                 visits, kept["game"], args.epochs, args.lr, args.seed, args.progress)
-    meta = policy.arrays()[1]
     meta["distilled"] = command
     write_policy(weights, meta, args.out, value=policy.value_arrays())
     report |= {"policy": str(args.policy), "games": args.games, "players": players, "self_play_seconds": t1 - t0,
