@@ -5,9 +5,11 @@
 sizes it was trained for, and the feature set (``agents.features``) its input appends to the
 observation, if any (``features``: ``greedy-v1``, or absent for the observation alone).
 A file may also carry a **value head** (``bali fit-value``, ``training.value``): a second MLP over
-the same input whose sigmoid is the expected win share of the seat whose observation it reads
-(keys ``vw0, vb0, ...``, metadata ``value_layers``); the policy-guided search
-(``agents.puct``) needs it. Files without one load as before.
+the same input (keys ``vw0, vb0, ...``, metadata ``value_layers``) with either one output, whose
+sigmoid is the expected win share of the seat whose observation it reads, or one output per seat
+(``num_players`` of them), whose softmax is every seat's expected win share, the reading seat
+first and the others in turn order after it. The policy-guided search (``agents.puct``) needs
+one. Files without one load as before.
 ``PPOAgent`` loads such a file and plays the most probable legal action (or samples from the
 masked distribution), for a whole batch at once:
 
@@ -176,8 +178,10 @@ class ExportedPolicy:
                 if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != (value[i - 1][0].shape[0] if i
                                                                              else meta["obs_dim"]):
                     raise ValueError(f"{where}: value layer {i} has inconsistent shapes {w.shape}, {b.shape}")
-            if value[-1][0].shape[0] != 1:
-                raise ValueError(f"{where}: the value head gives {value[-1][0].shape[0]} outputs, expected 1")
+            outputs, seats = value[-1][0].shape[0], meta.get("num_players")
+            if outputs != 1 and not (isinstance(seats, int) and seats > 2 and outputs == seats):
+                expected = "1" if not isinstance(seats, int) or seats <= 2 else f"1 or {seats} (one per seat)"
+                raise ValueError(f"{where}: the value head gives {outputs} outputs, expected {expected}")
         self.weights = [(np.ascontiguousarray(w.T), b) for w, b in weights]  # [in, out] for x @ w
         self.value_weights = None if value is None else [(np.ascontiguousarray(w.T), b) for w, b in value]
         self.meta = meta
@@ -207,20 +211,37 @@ class ExportedPolicy:
 
     def forward(self, x: np.ndarray, value: bool = False) -> np.ndarray:
         """The actor's logits ([N, N_ACTIONS]) of a prepared input (``input``), or with ``value``
-        the value head's win share ([N], in (0, 1)); ValueError when the file has no value head."""
-        layers = self.weights
+        the value head's win share of the reading seat ([N], in (0, 1)); ValueError when the file
+        has no value head."""
         if value:
-            if self.value_weights is None:
-                raise ValueError("this policy has no value head: add one with bali fit-value")
-            layers = self.value_weights
+            return self.seat_values(x)[:, 0]
+        return self._mlp(self.weights, x)
+
+    def seat_values(self, x: np.ndarray, num_players: int | None = None) -> np.ndarray:
+        """Every seat's expected win share by the value head ([N, S], rows summing to 1), the
+        reading seat first, then the others in turn order: a per-seat head's softmax (S outputs),
+        or a one-output head's share for the reading seat with the rest split equally among the
+        ``num_players - 1`` others (S = ``num_players``; without it, the single column)."""
+        if self.value_weights is None:
+            raise ValueError("this policy has no value head: add one with bali fit-value")
+        out = self._mlp(self.value_weights, x)
+        if out.shape[1] > 1:
+            out = np.exp(out - out.max(axis=1, keepdims=True))
+            return out / out.sum(axis=1, keepdims=True)
+        v = 1.0 / (1.0 + np.exp(-out[:, 0]))
+        if num_players is None or num_players <= 1:
+            return v[:, None]
+        rest = np.repeat(((1.0 - v) / (num_players - 1))[:, None], num_players - 1, axis=1)
+        return np.concatenate([v[:, None], rest], axis=1)
+
+    def _mlp(self, layers: Layers, x: np.ndarray) -> np.ndarray:
+        """One of the file's MLPs (the actor or the value head) over a prepared input."""
         last = len(layers) - 1
         for i, (w, b) in enumerate(layers):
             x = x @ w
             x += b
             if i < last:
                 x = self.activation(x)
-        if value:
-            return 1.0 / (1.0 + np.exp(-x[:, 0]))
         return x
 
 

@@ -4,7 +4,7 @@ AlphaZero's search over the hidden-information game: for every decision, ``sims`
 sample a full state consistent with the agent's own observation (the engine's ``determinize``),
 walk the tree by PUCT with the policy's probabilities as priors, and stop at a new position,
 which the network evaluates (its priors for the next descents, its value head's expected win
-share for the seat to move, backed up the path) instead of a random playout. The agent plays the
+share for every seat, backed up the path) instead of a random playout. The agent plays the
 most visited action. The tree work is Numba (``agents.puct_search``); the network runs in NumPy on
 all the leaves of a round at once (``leaves`` per tree per round, with a virtual loss), over
 every position of a batch together (tournaments, training opponents).
@@ -110,6 +110,7 @@ class PolicySearchAgent(Agent):
     def search(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray, policy: ExportedPolicy) -> np.ndarray:
         """The root visits per action ([N, N_ACTIONS]) of one search per checked row."""
         trees, per = len(obs), self.leaves
+        players = MIN_PLAYERS + int(np.argmax(obs[0, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS]))
         cap = -(-self.sims // per) * per + 2  # at most one new node a descent, and the root
         child = np.empty((trees, cap, N_ACTIONS), dtype=np.int32)
         visits = np.zeros((trees, cap), dtype=np.int64)
@@ -134,7 +135,7 @@ class PolicySearchAgent(Agent):
             if len(rows) == 0:
                 continue
             x = policy.input(leaf_obs[rows], leaf_masks[rows], checked=True)
-            K.puct_expand(rows, policy.forward(x), policy.forward(x, value=True).astype(np.float64), states[:used],
+            K.puct_expand(rows, policy.forward(x), policy.seat_values(x, players).astype(np.float64), states[:used],
                           paths[:used], depths[:used], logits, prior_v, expanded, value, mover)
         out = np.zeros((trees, N_ACTIONS), dtype=np.int64)
         K.root_visits(child, visits, np.ascontiguousarray(masks), out)

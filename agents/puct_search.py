@@ -13,8 +13,9 @@ round, so that the network evaluates every round's leaves of every tree in one N
   for the network) or at the end of the game (the true win shares are backed up at once). Visits
   are counted on the way down, so the descents of one round spread out (a virtual loss);
 - ``puct_expand``: store the network's prior logits and value at each evaluated leaf and back the
-  value up the path: the seat to move gets the value (its expected win share), each other seat
-  an equal part of the rest.
+  values up the path: each node on it gains the expected win share of the seat that moved into
+  it (the value head's share for that seat; a one-output head gives the seat to move its value
+  and each other seat an equal part of the rest, ``ExportedPolicy.seat_values``).
 
 Every tree reads only its own random stream, so a tree's search does not depend on the batch or
 the thread count.
@@ -146,8 +147,9 @@ def puct_descend(roots, streams, c, child, visits, value, mover, logits, prior_v
 @njit(cache=True)
 def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, prior_v, expanded, value, mover):
     """Store the network's answer for the evaluated leaves ``rows`` (``net_logits[k]``,
-    ``net_values[k]``: row ``rows[k]``; the logits as softmax weights, in ``logits``) and back
-    each value up its path."""
+    ``net_values[k]``: row ``rows[k]``; the logits as softmax weights, in ``logits``; the values
+    as every seat's win share, the seat to move first, then the others in turn order) and back
+    each seat's share up its path."""
     trees = logits.shape[0]
     per = states.shape[0] // trees
     reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
@@ -156,7 +158,7 @@ def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, pri
         t = r // per
         depth = depths[r]
         node = paths[r, depth]
-        v = net_values[k]
+        v = net_values[k, 0]
         top = net_logits[k, 0]
         for a in range(N_ACTIONS):
             top = max(top, net_logits[k, a])
@@ -167,8 +169,8 @@ def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, pri
         s = states[r]
         n = s[S_NUM_PLAYERS]
         seat = s[S_TO_MOVE]
-        for q in range(n):
-            reward[q] = v if q == seat else (1.0 - v) / (n - 1)
+        for j in range(n):
+            reward[(seat + j) % n] = net_values[k, j]
         for d in range(1, depth + 1):
             value[t, paths[r, d]] += reward[mover[t, paths[r, d]]]
 

@@ -96,3 +96,43 @@ def test_each_label_is_the_deciding_seats_share(monkeypatch):
     assert len(y) == len(movers) > 40 and (game == 0).all()
     np.testing.assert_array_equal(y, share[movers].astype(np.float32))
     assert set(movers) == {0, 1}
+
+
+def test_in_four_players_the_labels_are_every_seats_share_from_the_deciders_seat(monkeypatch):
+    """With ``seats``, row k's label is the final share of every seat, starting with the seat that
+    took decision k and going on in turn order; its first column is the one-seat label."""
+    import bali_env.vector as vector
+
+    movers: list[int] = []
+    result: list[np.ndarray] = []
+
+    class Logged(vector.BaliVectorEnv):
+        def step(self, actions):
+            movers.append(int(self.to_move[0]))
+            out = super().step(actions)
+            if out[2][0] and not result:
+                result.append(out[4]["winners"][0].astype(float))
+            return out
+
+    monkeypatch.setattr(vector, "BaliVectorEnv", Logged)
+    policy = ExportedPolicy("agents/policies/bali_4p.npz")
+    x, y, game = collect_positions(policy, 4, games=1, seed=2, keep=1.0, envs=1, seats=True)
+    share = result[0] / result[0].sum()
+    assert y.shape == (len(movers), 4) and set(movers) == {0, 1, 2, 3}
+    for k, seat in enumerate(movers):
+        np.testing.assert_array_equal(y[k], share[[(seat + j) % 4 for j in range(4)]].astype(np.float32))
+    movers.clear()
+    _, y1, _ = collect_positions(policy, 4, games=1, seed=2, keep=1.0, envs=1)
+    np.testing.assert_array_equal(y1, y[:, 0])
+
+
+def test_fit_value_in_four_players_gives_a_head_per_seat(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "v4.npz"
+    policy = "agents/policies/bali_4p.npz"
+    assert main([policy, "--games", "8", "--epochs", "1", "--net", "8", "--out", str(out), "--no-progress"]) == 0
+    new = ExportedPolicy(out)
+    assert [w.shape for w, _ in new.value_arrays()] == [(8, new.meta["obs_dim"]), (4, 8)]
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["seat_log_loss"] > 0 and report["constant_seat_log_loss"] > 0
+    assert "every seat's share" in capsys.readouterr().err

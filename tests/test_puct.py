@@ -152,3 +152,77 @@ def test_plays_whole_games_deterministically(valued):
         return play_checked(bots, seed, num_players=2)
 
     assert play(21) == play(21)
+
+
+SHIPPED_4P = "agents/policies/bali_4p.npz"
+
+
+def _seat_head(inputs: int, seats: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(0, 0.05, (16, inputs)).astype(np.float32), np.zeros(16, np.float32)),
+            (rng.normal(0, 0.3, (seats, 16)).astype(np.float32), np.arange(seats, dtype=np.float32) / 10)]
+
+
+def test_a_per_seat_value_head_gives_every_seats_share(tmp_path):
+    """A 4-player file may carry a head with one output per seat: its softmax is every seat's
+    share (rows add up to 1, the reading seat's is what ``forward(value=True)`` gives); a
+    one-output head splits the rest equally among the others; a head with another count of
+    outputs is refused, and so is a per-seat head in 2 players (one output says it all there)."""
+    weights, meta = ExportedPolicy(SHIPPED_4P).arrays()
+    head = _seat_head(meta["obs_dim"], 4)
+    write_policy(weights, meta, tmp_path / "seats.npz", value=head)
+    policy = ExportedPolicy(tmp_path / "seats.npz")
+    env = bali_env.raw_env(num_players=4)
+    env.reset(seed=3)
+    o = env.observe(env.agent_selection)
+    x = policy.input(o["observation"][None], o["action_mask"][None])
+    out = np.maximum(x @ head[0][0].T + head[0][1], 0) @ head[1][0].T + head[1][1]
+    by_hand = np.exp(out) / np.exp(out).sum()
+    shares = policy.seat_values(x, 4)
+    assert shares.shape == (1, 4)
+    np.testing.assert_allclose(shares, by_hand, rtol=1e-5)
+    np.testing.assert_allclose(policy.forward(x, value=True), by_hand[:, 0], rtol=1e-5)
+    one = ExportedPolicy.from_arrays(weights, meta, value=_value_head(meta["obs_dim"]))
+    v = one.forward(x, value=True)[0]
+    np.testing.assert_allclose(one.seat_values(x, 4), [[v, (1 - v) / 3, (1 - v) / 3, (1 - v) / 3]], rtol=1e-6)
+    with pytest.raises(ValueError, match="gives 3 outputs, expected 1 or 4"):
+        write_policy(weights, meta, tmp_path / "bad.npz", value=_seat_head(meta["obs_dim"], 3))
+    w2, meta2 = ExportedPolicy(SHIPPED).arrays()
+    with pytest.raises(ValueError, match="gives 2 outputs, expected 1$"):
+        write_policy(w2, meta2, tmp_path / "bad.npz", value=_seat_head(meta2["obs_dim"], 2))
+    assert not (tmp_path / "bad.npz").exists()
+
+
+def test_each_node_gains_the_share_of_the_seat_that_moved_into_it():
+    """``puct_expand`` backs every seat's share up the path: with seat 1 to move at the leaf and
+    the head saying (0.1, 0.2, 0.3, 0.4) for seats 1, 2, 3, 0, a node entered by seat 2's move
+    gains 0.2, one entered by seat 3's 0.3, one entered by seat 0's 0.4, one by seat 1's 0.1."""
+    from agents import puct_search as K
+    from bali_env.engine import N_ACTIONS, S_NUM_PLAYERS, S_TO_MOVE, STATE_DTYPE, STATE_SIZE
+
+    cap = 6
+    value = np.zeros((1, cap))
+    mover = np.array([[0, 2, 3, 0, 1, 0]], dtype=np.int64)
+    states = np.zeros((1, STATE_SIZE), dtype=STATE_DTYPE)
+    states[0, S_NUM_PLAYERS], states[0, S_TO_MOVE] = 4, 1
+    paths = np.zeros((1, 8), dtype=np.int64)
+    paths[0, :5] = [0, 1, 2, 3, 4]
+    logits = np.zeros((1, cap, N_ACTIONS), dtype=np.float32)
+    prior_v, expanded = np.zeros((1, cap)), np.zeros((1, cap), dtype=np.int8)
+    K.puct_expand(np.array([0]), np.zeros((1, N_ACTIONS), np.float32), np.array([[0.1, 0.2, 0.3, 0.4]]), states,
+                  paths, np.array([4]), logits, prior_v, expanded, value, mover)
+    np.testing.assert_allclose(value[0], [0.0, 0.2, 0.3, 0.4, 0.1, 0.0])
+    assert prior_v[0, 4] == 0.1 and expanded[0].tolist() == [0, 0, 0, 0, 1, 0]
+
+
+def test_plays_four_player_games_with_a_per_seat_head(tmp_path):
+    """``ppo+search`` on a per-seat head plays whole 4-player games, legally and reproducibly."""
+    weights, meta = ExportedPolicy(SHIPPED_4P).arrays()
+    write_policy(weights, meta, tmp_path / "seats.npz", value=_seat_head(meta["obs_dim"], 4))
+
+    def play(seed):
+        bots = [PolicySearchAgent(seed=1, sims=8, leaves=4, path=tmp_path / "seats.npz")]
+        bots += [make_agent("greedy", seed=k) for k in (2, 3, 4)]
+        return play_checked(bots, seed, num_players=4)
+
+    assert play(5) == play(5)

@@ -7,7 +7,10 @@ vary), keeps a ``--keep`` share of the decisions (the network input the policy r
 seat that read it), labels each with that seat's final win share (1 a win, 1/k a k-way shared
 win, 0 a loss) and fits a value MLP (``--net`` hidden units, the policy's activation) to it by
 cross-entropy, holding out a tenth of the games to report the fit (log loss, Brier score, how
-often the value picks the winner). It writes the policy with the value head to ``--out`` (the
+often the value picks the winner; all for the reading seat's share). In 3 and 4 players the head
+has one output per seat and learns every seat's share (softmax cross-entropy; the reading seat
+first, the others in turn order after it), so the search knows which opponent a position favours;
+in 2 players one output says it all. It writes the policy with the value head to ``--out`` (the
 actor unchanged; ``agents.ppo_agent.write_policy``) and ``--out`` with ``.json`` (the fit).
 
 Needs torch (the train extra). Every option is checked before anything runs (exit 2).
@@ -42,19 +45,22 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep: float = 0.25,
-                      envs: int = 256, progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      envs: int = 256, progress: bool = False,
+                      seats: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Self-play ``games`` games of ``policy`` (an ``ExportedPolicy``, sampled) and return the kept
     decisions: the network inputs ``[M, D]`` (float32), the deciding seat's final win share ``[M]``
-    and the game each came from ``[M]`` (numbered in the order the games ended)."""
+    (with ``seats``: every seat's, ``[M, num_players]``, the deciding seat first, then in turn
+    order) and the game each came from ``[M]`` (numbered in the order the games ended)."""
     kept = self_play(policy, num_players, games, seed, keep, envs, progress)
-    return kept["input"], kept["share"], kept["game"]
+    return kept["input"], kept["shares"] if seats else kept["shares"][:, 0], kept["game"]
 
 
 def self_play(policy: Any, num_players: int, games: int, seed: int, keep: float = 0.25, envs: int = 256,
               progress: bool = False, raw: bool = False) -> dict[str, np.ndarray]:
     """Self-play ``games`` games of ``policy`` (sampled from its masked softmax) and return the kept
-    decisions of the finished games: ``input`` (the network input ``[M, D]``), ``share`` (the
-    deciding seat's final win share), ``game`` (numbered in the order the games ended), and with
+    decisions of the finished games: ``input`` (the network input ``[M, D]``), ``shares`` (every
+    seat's final win share, ``[M, num_players]``, the deciding seat first, then the others in turn
+    order), ``game`` (numbered in the order the games ended), and with
     ``raw`` the ``observation`` and ``action_mask`` each decision was taken on."""
     from bali_env.vector import BaliVectorEnv
 
@@ -91,7 +97,8 @@ def self_play(policy: Any, num_players: int, games: int, seed: int, keep: float 
     key = key[done]
     order = {g: k for k, g in enumerate(sorted(shares))}
     out = {"input": np.concatenate(inputs)[done],
-           "share": np.array([shares[int(g)][int(s)] for g, s in key], dtype=np.float32),
+           "shares": np.array([np.roll(shares[int(g)], -int(s)) for g, s in key],
+                              dtype=np.float32).reshape(-1, num_players),
            "game": np.array([order[int(g)] for g in key[:, 0]], dtype=np.int64)}
     if raw:
         out["observation"] = np.concatenate([o for o, _ in raws])[done]
@@ -108,11 +115,14 @@ def _bar(total: int, progress: bool) -> Any:
 
 def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int], activation: str, epochs: int,
               seed: int, progress: bool = False) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
-    """Fit a value MLP (``hidden`` units, ``activation``, one logit) to ``y`` by binary cross-entropy
-    on the games with ``game % 10 != 0``; return its ``(weight [out, in], bias)`` pairs and the fit
-    on the held-out games (``log_loss``, ``brier``, ``picks_winner``: how often the value is above
-    1/2 exactly when the seat won, over the positions of decided games, ``constant_log_loss``: the
-    log loss of always answering the mean)."""
+    """Fit a value MLP (``hidden`` units, ``activation``) on the games with ``game % 10 != 0``: to
+    ``y [M]`` (the reading seat's share) with one logit by binary cross-entropy, or to ``y [M, S]``
+    (every seat's share, the reading seat first) with S logits by softmax cross-entropy. Returns
+    its ``(weight [out, in], bias)`` pairs and the fit on the held-out games, for the reading
+    seat's share (``log_loss``, ``brier``, ``picks_winner``: how often that share is above 1/2
+    exactly when the seat won, over the positions of decided games, ``constant_log_loss``: the log
+    loss of always answering the mean) and with ``y [M, S]`` also ``seat_log_loss`` (the softmax
+    cross-entropy) and ``constant_seat_log_loss``."""
     import torch
 
     torch.manual_seed(seed)
@@ -125,34 +135,43 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
     for h in hidden:
         layers += [torch.nn.Linear(width, h), act()]
         width = h
-    layers.append(torch.nn.Linear(width, 1))
+    seats = y.shape[1] if y.ndim == 2 else 0
+    layers.append(torch.nn.Linear(width, max(seats, 1)))
     net = torch.nn.Sequential(*layers)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    loss_fn = torch.nn.CrossEntropyLoss() if seats else torch.nn.BCEWithLogitsLoss()
     gen = torch.Generator().manual_seed(seed)
     from tqdm import tqdm
 
     for _ in tqdm(range(epochs), unit="epoch", desc="fit", disable=not progress):
         for idx in torch.randperm(len(xt), generator=gen).split(1024):
             opt.zero_grad()
-            loss = loss_fn(net(xt[idx])[:, 0], yt[idx])
+            out = net(xt[idx])
+            loss = loss_fn(out, yt[idx]) if seats else loss_fn(out[:, 0], yt[idx])
             loss.backward()
             opt.step()
         sched.step()
     with torch.no_grad():
-        p = torch.sigmoid(net(xv)[:, 0]).numpy().astype(np.float64)
-    yv64 = yv.numpy().astype(np.float64)
+        out = net(xv)
+        ps = torch.softmax(out, dim=1).numpy().astype(np.float64) if seats else None
+        p = ps[:, 0] if seats else torch.sigmoid(out[:, 0]).numpy().astype(np.float64)
+    yv_all = yv.numpy().astype(np.float64)
+    yv64 = yv_all[:, 0] if seats else yv_all
     eps = 1e-7
 
     def log_loss(q: np.ndarray) -> float:
         return float(-np.mean(yv64 * np.log(q + eps) + (1 - yv64) * np.log(1 - q + eps)))
 
     decided = (yv64 == 0) | (yv64 == 1)
+    mean = yt.numpy().mean(axis=0)
     report = {"positions": int(len(x)), "held_out_positions": int(held.sum()), "log_loss": log_loss(p),
-              "constant_log_loss": log_loss(np.full_like(p, yt.numpy().mean())),
+              "constant_log_loss": log_loss(np.full_like(p, mean[0] if seats else mean)),
               "brier": float(np.mean((p - yv64) ** 2)),
               "picks_winner": float(np.mean((p[decided] > 0.5) == (yv64[decided] == 1)))}
+    if seats:
+        report["seat_log_loss"] = float(-np.mean(np.sum(yv_all * np.log(ps + eps), axis=1)))
+        report["constant_seat_log_loss"] = float(-np.mean(np.sum(yv_all * np.log(mean + eps), axis=1)))
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
 
@@ -200,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         p.error(f"--net must be positive layer sizes separated by commas, got {args.net!r}")
     t0 = time.time()
-    x, y, game = collect_positions(policy, players, args.games, args.seed, args.keep, progress=args.progress)
+    x, y, game = collect_positions(policy, players, args.games, args.seed, args.keep, progress=args.progress,
+                                   seats=players > 2)
     t1 = time.time()
     value, report = fit_value(x, y, game, hidden, policy.meta["activation"], args.epochs, args.seed, args.progress)
     weights, meta = policy.arrays()
@@ -214,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     write_text(args.out.with_suffix(".json"), json.dumps(report, indent=1) + "\n")
     print(f"value head fitted on {report['positions']:,} positions of {args.games:,} games: held-out log loss "
           f"{report['log_loss']:.3f} (constant {report['constant_log_loss']:.3f}), picks the winner "
-          f"{100 * report['picks_winner']:.1f}%; wrote {args.out}", file=sys.stderr)
+          f"{100 * report['picks_winner']:.1f}%" + (f"; every seat's share: log loss {report['seat_log_loss']:.3f} "
+          f"(constant {report['constant_seat_log_loss']:.3f})" if players > 2 else "") + f"; wrote {args.out}",
+          file=sys.stderr)
     return 0
 
 
