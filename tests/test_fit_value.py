@@ -77,20 +77,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys,
 def test_each_label_is_the_deciding_seats_share(monkeypatch):
     """With every decision kept, row k is the k-th decision of the game, and its label is the
     final win share of the seat that took it, as the env reports it at the end."""
-    import bali_env.vector as vector
-
-    movers: list[int] = []
-    result: list[np.ndarray] = []
-
-    class Logged(vector.BaliVectorEnv):
-        def step(self, actions):
-            movers.append(int(self.to_move[0]))
-            out = super().step(actions)
-            if out[2][0] and not result:
-                result.append(out[4]["winners"][0].astype(float))
-            return out
-
-    monkeypatch.setattr(vector, "BaliVectorEnv", Logged)
+    movers, result = _log_first_game(monkeypatch)
     x, y, game = collect_positions(ExportedPolicy(SHIPPED), 2, games=1, seed=8, keep=1.0, envs=1)
     share = result[0] / result[0].sum()
     assert len(y) == len(movers) > 40 and (game == 0).all()
@@ -101,20 +88,7 @@ def test_each_label_is_the_deciding_seats_share(monkeypatch):
 def test_in_four_players_the_labels_are_every_seats_share_from_the_deciders_seat(monkeypatch):
     """With ``seats``, row k's label is the final share of every seat, starting with the seat that
     took decision k and going on in turn order; its first column is the one-seat label."""
-    import bali_env.vector as vector
-
-    movers: list[int] = []
-    result: list[np.ndarray] = []
-
-    class Logged(vector.BaliVectorEnv):
-        def step(self, actions):
-            movers.append(int(self.to_move[0]))
-            out = super().step(actions)
-            if out[2][0] and not result:
-                result.append(out[4]["winners"][0].astype(float))
-            return out
-
-    monkeypatch.setattr(vector, "BaliVectorEnv", Logged)
+    movers, result = _log_first_game(monkeypatch)
     policy = ExportedPolicy("agents/policies/bali_4p.npz")
     x, y, game = collect_positions(policy, 4, games=1, seed=2, keep=1.0, envs=1, seats=True)
     share = result[0] / result[0].sum()
@@ -136,3 +110,23 @@ def test_fit_value_in_four_players_gives_a_head_per_seat(tmp_path, capsys):
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["seat_log_loss"] > 0 and report["constant_seat_log_loss"] > 0
     assert "every seat's share" in capsys.readouterr().err
+
+
+def _log_first_game(monkeypatch) -> tuple[list[int], list[np.ndarray]]:
+    """Make ``BaliVectorEnv`` record the seat to move of slot 0 at every step (``movers``) and
+    the winners of its first finished game (``result``)."""
+    import bali_env.vector as vector
+
+    movers: list[int] = []
+    result: list[np.ndarray] = []
+
+    class Logged(vector.BaliVectorEnv):
+        def step(self, actions):
+            movers.append(int(self.to_move[0]))
+            out = super().step(actions)
+            if out[2][0] and not result:
+                result.append(out[4]["winners"][0].astype(float))
+            return out
+
+    monkeypatch.setattr(vector, "BaliVectorEnv", Logged)
+    return movers, result
