@@ -157,3 +157,31 @@ def test_bad_options_stop_before_anything_is_measured_or_created(tmp_path, capsy
     assert captured.out == "" and says in captured.err.splitlines()[-1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--players", "1"], "--players"),
+    (["--players", "5"], "--players"),
+    (["--decisions", "0"], "--decisions"),
+])
+def test_search_bench_refuses_bad_options_before_timing(capsys, argv, says):
+    """``python -m benchmarks.search``: exit code 2 naming the option, nothing timed or printed."""
+    from benchmarks import search
+
+    with pytest.raises(SystemExit) as exc:
+        search.main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and says in captured.err.splitlines()[-1]
+
+
+def test_search_bench_lines_name_the_player_count_and_keep_the_goal_for_two():
+    """The 20 ms goal is the 2-player one: a 4-player line gives its players and no goal; results
+    written before ``--players`` read as 2-player ones."""
+    from benchmarks.search import summary
+
+    row = {"settings": {"sims": 800}, "ms_per_decision": 31.25, "ms_per_decision_batched": 4.5, "batch": 64}
+    four, old = summary({"ppo+search": {**row, "players": 4}}), summary({"ppo+search": row})
+    assert four == ["ppo+search (sims=800, 4 players): 31.2 ms a decision one at a time, 4.5 ms in batches of 64"]
+    assert old == ["ppo+search (sims=800, 2 players): 31.2 ms a decision one at a time (goal: at most 20 ms), "
+                   "4.5 ms in batches of 64"]
