@@ -126,6 +126,23 @@ def test_play_a_whole_game_against_greedy_by_clicking(browser, server):
     page.close()
 
 
+def test_choosing_the_players_before_the_setup_arrives_is_kept_without_an_error(browser, server):
+    """A player count chosen while /api/setup is still on its way: no script error, and the
+    opponents' choices drawn when it arrives are for that count."""
+    page, errors = _page(browser)
+    held = []
+    page.route("**/api/setup", lambda route: held.append(route))  # hold the answer until the players are chosen
+    page.goto(server + "/")
+    while not held:
+        page.wait_for_timeout(20)
+    page.select_option("#players", "3")
+    held[0].continue_()
+    page.wait_for_selector("select.opponent")
+    assert page.locator("select.opponent").count() == 2
+    assert not errors, errors
+    page.close()
+
+
 def test_an_illegal_request_shows_an_error_and_the_page_goes_on(browser, server):
     page, _ = _page(browser)
     page.goto(server + "/")

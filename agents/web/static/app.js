@@ -24,6 +24,7 @@
   }
 
   function seatOptions() {
+    if (!setup) return; // changed before /api/setup answered: its answer draws the choices
     const players = Number($("players").value);
     const seat = $("seat");
     const keep = Math.min(Number(seat.value || 0), players - 1);
