@@ -158,9 +158,9 @@ def test_bad_options_stop_before_anything_is_measured_or_created(tmp_path, capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
 
-
 @pytest.mark.parametrize(("argv", "says"), [
     (["--players", "1"], "--players"),
+    (["--players", "3"], "--players"),  # no shipped 3-player policy to search with
     (["--players", "5"], "--players"),
     (["--decisions", "0"], "--decisions"),
 ])
