@@ -642,7 +642,8 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
         load_actor(model.policy, args.init)
         got = ExportedPolicy.from_sb3(model.policy).logits(obs, masks)
         assert np.allclose(got, want, atol=1e-5)
-    refused = ((["--net", "32,32"], "does not fit"), (["--net", "16,16", "--activation", "tanh"], "does not fit"),
+    refused = ((["--net", "8,8"], "does not fit"), (["--net", "16,16,16"], "does not fit"),
+               (["--net", "16,16", "--activation", "tanh"], "does not fit"),
                (["--net", "16,16", "--init", str(tmp_path / "none.npz")], "no exported policy"))
     for flags, named in refused:
         out = tmp_path / "refused"
@@ -676,7 +677,8 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
     assert all(torch.equal(want[k], got[k]) for k in want)
     assert not all(torch.equal(fresh[k], got[k]) for k in fresh)  # the load changed something
     (tmp_path / "junk.zip").write_bytes(b"not a model")
-    refused = ((["--net", "32,32"], "does not fit"), (["--net", "16,16", "--features", "none"], "does not fit"),
+    refused = ((["--net", "8,16"], "does not fit"), (["--net", "16"], "does not fit"),
+               (["--net", "16,16", "--features", "none"], "does not fit"),
                (["--net", "16,16", "--init", str(tmp_path / "junk.zip")], "nor a model saved by --trainer sb3"),
                (["--net", "16,16", "--trainer", "lean"], "nor a model saved by --trainer lean"))
     for flags, named in refused:
@@ -684,6 +686,50 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
         with pytest.raises(SystemExit) as exc:
             main(["--init", str(tmp_path / "old.zip"), *flags, "--out", str(out)])
         assert exc.value.code == 2 and named in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("source", ["npz", "zip"])
+def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
+    """``--init`` with wider ``--net`` layers than the file's: the wider actor plays exactly like
+    the file (a saved model's critic values the same too), its extra units start with fresh weights
+    in and zero weights out, and one PPO update changes the weights out of them (they learn)."""
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from agents.ppo_agent import ExportedPolicy, export_policy
+    from training.train import init_problem, load_actor, make_model, parse_args
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    venv = BaliSB3VecEnv(2, pool, num_players=2, seed=0, features="greedy-v1")
+    old, _ = make_model(parse_args(["--net", "16,8", "--seed", "3", "--out", str(tmp_path / "a")]), venv)
+    path = tmp_path / f"old.{source}"
+    if source == "npz":
+        export_policy(old.policy, path, num_players=2, features="greedy-v1")
+    else:
+        old.save(path)
+    args = parse_args(["--init", str(path), "--net", "24,12", "--n-steps", "8", "--batch-size", "16",
+                       "--out", str(tmp_path / "r")])
+    assert init_problem(args) is None
+    model, _ = make_model(args, BaliSB3VecEnv(2, pool, num_players=2, seed=0, features="greedy-v1"))
+    load_actor(model.policy, args.init, args.trainer)
+    obs, masks = _observations(2, 300)
+    want = ExportedPolicy.from_sb3(old.policy).logits(obs, masks)
+    grown = ExportedPolicy.from_sb3(model.policy)
+    assert np.allclose(grown.logits(obs, masks), want, atol=1e-5)
+    x = grown.input(obs, masks)
+    state = model.policy.state_dict()
+    hidden = state["mlp_extractor.policy_net.0.weight"]
+    assert hidden.shape == (24, x.shape[1]) and torch.count_nonzero(hidden[16:]) > 0  # fresh weights in
+    assert torch.count_nonzero(state["mlp_extractor.policy_net.2.weight"][:8, 16:]) == 0  # zero weights out
+    assert torch.count_nonzero(state["action_net.weight"][:, 8:]) == 0
+    if source == "zip":
+        with torch.no_grad():
+            t = torch.from_numpy(x)
+            assert torch.allclose(model.policy.predict_values(t), old.policy.predict_values(t), atol=1e-5)
+    model.learn(total_timesteps=16)
+    assert torch.count_nonzero(model.policy.state_dict()["action_net.weight"][:, 8:]) > 0
 
 
 def test_mcts_opponents_join_the_pool_and_survive_a_checkpoint():

@@ -86,12 +86,50 @@ def restore_model(model: Any, args: argparse.Namespace, venv: Any, saved: dict[s
     return model
 
 
+def grows_into(have: list[tuple[int, ...]], wanted: list[tuple[int, ...]], inputs_from: int | None = None) -> bool:
+    """Whether layers of weight shapes ``have`` (out, in) can start a network of shapes ``wanted``
+    (``grow_state``): as many layers, none wider than the run's, the outputs of the last and the
+    first's inputs equal (or, for the first, ``inputs_from``: the observation without features)."""
+    if len(have) != len(wanted) or not have:
+        return False
+    for i, (a, b) in enumerate(zip(have, wanted, strict=True)):
+        last = i == len(have) - 1
+        if len(a) != 2 or a[0] > b[0] or (last and a[0] != b[0]):
+            return False
+        if i == 0 and a[1] != b[1] and a[1] != inputs_from:
+            return False
+    return True
+
+
+def grow_state(target: dict[str, Any], saved: dict[str, Any]) -> dict[str, Any]:
+    """``target`` (a fresh network's ``state_dict``) with ``saved``'s weights in place: each of its
+    tensors fills the first rows and columns of the run's. A wider run keeps the fresh weights into
+    its extra hidden units, whose weights out start at 0, so the network computes exactly what the
+    saved one did (new input features also start at 0) and learns to use the new units from there."""
+    grown = {}
+    for key, fresh in target.items():
+        old = saved[key]
+        if tuple(old.shape) == tuple(fresh.shape):
+            grown[key] = old.clone().to(fresh.dtype)
+            continue
+        new = fresh.clone()
+        rows = old.shape[0]
+        if old.dim() == 1:
+            new[:rows] = old
+        else:
+            new[:rows] = 0
+            new[:rows, : old.shape[1]] = old
+        grown[key] = new
+    return grown
+
+
 def init_problem(args: argparse.Namespace) -> str | None:
     """Why ``--init`` cannot start this run (None when it can): not a valid export or saved model of
-    this run's trainer, or other hidden sizes, activation or input than ``--net``, ``--activation``
-    and ``--features``. An export that reads the observation alone may start a network that also
-    reads features; a saved model must fit exactly (its critic too; a saved model does not record
-    its activation, so that one is the caller's to match)."""
+    this run's trainer, or another depth, activation or input than ``--net``, ``--activation`` and
+    ``--features``, or a hidden layer wider than the run's (narrower ones grow: ``grow_state``). An
+    export that reads the observation alone may start a network that also reads features; a saved
+    model sets the critic too (it does not record its activation, so that one is the caller's to
+    match)."""
     from agents.features import feature_count
     from agents.ppo_agent import ExportedPolicy
     from bali_env.engine import N_ACTIONS, OBS_DIM
@@ -106,14 +144,14 @@ def init_problem(args: argparse.Namespace) -> str | None:
             return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
         if args.privileged_critic:
             return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
-        hidden = wanted[:-1]
-        for prefix in ("mlp_extractor.policy_net.", "mlp_extractor.value_net."):  # actor, critic: same sizes
+        nets = (("mlp_extractor.policy_net.", "action_net.weight", N_ACTIONS),  # actor, critic: same sizes
+                ("mlp_extractor.value_net.", "value_net.weight", 1))
+        for prefix, head, outputs in nets:
             have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
-            if have != hidden:
-                return f"its network (layers {have}) does not fit this run's ({hidden}): give its --net and --features"
-        heads = [tuple(getattr(state.get(k), "shape", ())) for k in ("action_net.weight", "value_net.weight")]
-        if heads != [wanted[-1], (1, sizes[-1])]:
-            return f"its output layers do not fit this run's (--net {args.net})"
+            have.append(tuple(getattr(state.get(head), "shape", ())))
+            if not grows_into(have, [*wanted[:-1], (outputs, sizes[-1])]):
+                return (f"its network (layers {have}) does not fit this run's ({wanted[:-1]}): give its --net "
+                        "(or wider layers) and --features")
         return None
     try:
         exported = ExportedPolicy(args.init)
@@ -122,12 +160,11 @@ def init_problem(args: argparse.Namespace) -> str | None:
     shapes = [tuple(w.shape) for w, _ in exported.arrays()[0]]
     if exported.features is not None and shapes[0][1] != inputs:
         return f"it reads the {exported.features} features; this run reads the observation alone (--features none)"
-    fits = len(shapes) == len(wanted) and all(
-        a[0] == b[0] and (a[1] == b[1] or (i == 0 and a[1] == OBS_DIM))
-        for i, (a, b) in enumerate(zip(shapes, wanted, strict=True)))
+    fits = grows_into(shapes, wanted, inputs_from=OBS_DIM)
     if not fits or exported.meta["activation"] != args.activation:
         return (f"its actor ({exported.meta['activation']}, layers {shapes}) does not fit this run's "
-                f"({args.activation}, layers {wanted}): give the --net and --activation it was trained with")
+                f"({args.activation}, layers {wanted}): give the --net (or wider layers) and --activation it was "
+                "trained with")
     return None
 
 
@@ -153,17 +190,17 @@ def load_actor(policy: Any, path: Path, trainer: str = "sb3") -> None:
     """Start ``policy`` (either trainer's: ``mlp_extractor.policy_net`` and ``action_net``) from
     ``path`` (``--init``, checked by ``init_problem``). An exported policy (``.npz``) sets the actor
     only: input weights of features the file does not read start at 0, so the first policy plays
-    exactly like the file, and the critic starts fresh. A saved model sets actor and critic."""
+    exactly like the file, and the critic starts fresh. A saved model sets actor and critic. A run
+    with wider hidden layers than the file's grows them (``grow_state``): it still plays like it."""
     import torch
 
     from agents.ppo_agent import ExportedPolicy
 
+    target = policy.state_dict()
     if Path(path).suffix != ".npz":
-        policy.load_state_dict(saved_policy(path, trainer))
+        policy.load_state_dict(grow_state(target, saved_policy(path, trainer)))
         return
-    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
-    with torch.no_grad():
-        for layer, (w, b) in zip(layers, ExportedPolicy(path).arrays()[0], strict=True):
-            layer.weight.zero_()
-            layer.weight[:, : w.shape[1]] = torch.from_numpy(w)
-            layer.bias.copy_(torch.from_numpy(b))
+    actor = [k for k in target if k.startswith(("mlp_extractor.policy_net.", "action_net."))]
+    arrays = [a for layer in ExportedPolicy(path).arrays()[0] for a in layer]
+    saved = {k: torch.from_numpy(np.asarray(a)) for k, a in zip(actor, arrays, strict=True)}
+    policy.load_state_dict({**target, **grow_state({k: target[k] for k in actor}, saved)})

@@ -43,8 +43,10 @@ input. ``--init FILE.npz`` starts the actor from an exported policy (the same hi
 activation; a policy over the observation alone can start a run with features, whose input
 weights then start at 0) and the critic fresh. ``--init OUT/final.zip`` (``final.pt`` with
 ``--trainer lean``) starts actor and critic from a model an earlier run saved (the same
-``--net``, ``--features`` and activation; a fresh optimizer and pool, the new run's flags): how
-the shipped policies went on from earlier runs with other opponents.
+``--features`` and activation; a fresh optimizer and pool, the new run's flags): how the shipped
+policies went on from earlier runs with other opponents. Either may start a wider ``--net`` (as
+many layers, none narrower): the extra units start with zero weights out, so the grown network
+plays exactly like the file (``training.checkpoints.grow_state``).
 
 Self-play snapshots are frozen NumPy copies of the policy (``agents.ppo_agent``): an opponent
 move costs a NumPy forward pass, not a torch call. ``--trainer lean`` swaps MaskablePPO for the
@@ -142,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--init", type=Path, default=None, metavar="FILE",
                    help="start from an exported policy FILE.npz (the actor; the critic starts fresh) or from "
                         "a run's saved model (OUT/final.zip, or final.pt with --trainer lean: actor and critic); "
-                        "same --net, --activation and --features")
+                        "same --activation and --features; --net as deep, each layer as wide or wider (the extra "
+                        "units start with zero weights out)")
     p.add_argument("--features", default="greedy-v1", choices=("greedy-v1", "none"),
                    help="what the network reads besides the observation: the heuristic's estimates "
                         "(agents.features) or nothing")
