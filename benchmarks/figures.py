@@ -59,6 +59,8 @@ CLAIMS: tuple[Claim, ...] = (
           "(equal share 25%)", headline=False),
     Claim("`ppo+search` vs three `mcts`, 4 players, seed 2", ("4p-search-mcts-seed2",), "ppo+search",
           "(equal share 25%)", headline=False),
+    Claim("`ppo+search` vs `greedy`, 2 players", ("2p-search-greedy-seed1",), "ppo+search", headline=False),
+    Claim("`ppo+search` vs three `greedy`, 4 players", ("4p-search-greedy-seed1",), "ppo+search", headline=False),
     Claim("shipped `ppo` vs `mcts` (1,000 simulations a move), 2 players",
           ("2p-ppo-mcts-seed1", "2p-ppo-mcts-seed2", "2p-ppo-mcts-seed3"), "ppo"),
     Claim("shipped `ppo` vs `mcts`, 2 players, seed 1", ("2p-ppo-mcts-seed1",), "ppo", headline=False),
