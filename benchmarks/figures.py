@@ -61,6 +61,7 @@ CLAIMS: tuple[Claim, ...] = (
           "(equal share 25%)", headline=False),
     Claim("`ppo+search` vs `greedy`, 2 players", ("2p-search-greedy-seed1",), "ppo+search", headline=False),
     Claim("`ppo+search` vs three `greedy`, 4 players", ("4p-search-greedy-seed1",), "ppo+search", headline=False),
+    Claim("`mcts` vs three `greedy`, 4 players", ("4p-mcts-greedy-seed1",), "mcts", headline=False),
     Claim("shipped `ppo` vs `mcts` (1,000 simulations a move), 2 players",
           ("2p-ppo-mcts-seed1", "2p-ppo-mcts-seed2", "2p-ppo-mcts-seed3"), "ppo"),
     Claim("shipped `ppo` vs `mcts`, 2 players, seed 1", ("2p-ppo-mcts-seed1",), "ppo", headline=False),
