@@ -144,8 +144,8 @@ def init_problem(args: argparse.Namespace) -> str | None:
             return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
         if args.privileged_critic:
             return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
-        nets = (("mlp_extractor.policy_net.", "action_net.weight", N_ACTIONS),  # actor, critic: same sizes
-                ("mlp_extractor.value_net.", "value_net.weight", 1))
+        nets = (("mlp_extractor.policy_net.", "action_net.weight", N_ACTIONS),  # (hidden layers, head, outputs):
+                ("mlp_extractor.value_net.", "value_net.weight", 1))  # the actor, then the critic
         for prefix, head, outputs in nets:
             have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
             have.append(tuple(getattr(state.get(head), "shape", ())))
