@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections import Counter
 
 import numpy as np
@@ -453,6 +454,34 @@ def test_your_own_bot_from_a_file_plays_a_tournament(tmp_path, workers):
                       (f"{bot_file}", "class name")):
         with pytest.raises(ValueError, match=says):
             make_agent(bad)
+
+
+THREAD_BOT = BOT + '''
+
+class OneThread(FirstLegal):
+    """Plays only where each BLAS pool has one thread (raises otherwise: a crash forfeit)."""
+
+    def act(self, observation, action_mask):
+        import os
+
+        pools = {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        if set(pools.values()) != {"1"}:
+            raise RuntimeError(f"BLAS threads in this worker: {pools}")
+        return super().act(observation, action_mask)
+'''
+
+
+def test_worker_processes_keep_one_blas_thread_each(tmp_path, monkeypatch):
+    """Two workers on two cores: each worker's BLAS pool has one thread (two pools spinning made the
+    network agents 8x slower), and the parent's environment is left as it was."""
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    (tmp_path / "threadbot.py").write_text(THREAD_BOT)
+    spec = f"{tmp_path / 'threadbot.py'}:OneThread"
+    res = run_tournament([spec, "random"], num_players=2, games=4, seed=0, workers=2, progress=False)
+    assert [p.get("forfeits", {}).get("crash", 0) for p in res.participants] == [0, 0]
+    assert sum(p["games"] for p in res.participants) == 8
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "2" and "MKL_NUM_THREADS" not in os.environ
 
 
 NAMED_BOT = BOT.replace("class FirstLegal(Agent):", "class FirstLegal(Agent):\n    name = 'firstbot'")

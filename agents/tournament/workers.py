@@ -131,24 +131,28 @@ def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: b
             make_agent(spec, seed=0).compile_kernels()
 
 
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  #: BLAS pools a worker keeps to one thread
+
+
 @contextlib.contextmanager
-def _jit_disabled_in_children(disabled: bool) -> Iterator[None]:
-    """Within the block, processes started inherit ``NUMBA_DISABLE_JIT=1`` when ``disabled``
-    (this process's own environment is restored on exit)."""
+def _children_environment(interpreted: bool) -> Iterator[None]:
+    """Within the block, processes started inherit one BLAS thread each (``ONE_THREAD``: a
+    worker is one thread, like its Numba kernels, and two workers' BLAS pools spinning on two
+    cores made the network's agents about 8x slower) and, when ``interpreted``,
+    ``NUMBA_DISABLE_JIT=1``; this process's own environment is restored on exit."""
     import os
 
-    if not disabled:
-        yield
-        return
-    before = os.environ.get("NUMBA_DISABLE_JIT")
-    os.environ["NUMBA_DISABLE_JIT"] = "1"
+    wanted = dict.fromkeys(ONE_THREAD, "1") | ({"NUMBA_DISABLE_JIT": "1"} if interpreted else {})
+    before = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
     try:
         yield
     finally:
-        if before is None:
-            del os.environ["NUMBA_DISABLE_JIT"]
-        else:
-            os.environ["NUMBA_DISABLE_JIT"] = before
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None) -> None:
@@ -208,7 +212,7 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
                                  name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
     try:
-        with _jit_disabled_in_children(interpreted):
+        with _children_environment(interpreted):
             for p in procs:
                 p.start()
         while len(done) < workers:
