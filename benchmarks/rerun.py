@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.figures import RESULTS_DIR
+from benchmarks import figures
 
 WORK_DIR = Path("runs") / "rerun"  #: where the tournaments run (their journals, for --resume)
 
@@ -35,7 +35,7 @@ WORK_DIR = Path("runs") / "rerun"  #: where the tournaments run (their journals,
 def matching(patterns: list[str], results_dir: Path | None = None) -> list[Path]:
     """The kept tournament result files (in ``results_dir``, default docs/results/) matching any
     of ``patterns``, in name order; ValueError naming a pattern that matches none."""
-    results_dir = RESULTS_DIR if results_dir is None else results_dir
+    results_dir = figures.RESULTS_DIR if results_dir is None else results_dir
     files = [f for f in sorted(results_dir.glob("*.json")) if "participants" in json.loads(f.read_text())]
     chosen: dict[Path, None] = {}
     for pattern in patterns:
@@ -99,11 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m benchmarks.rerun: {exc}", file=sys.stderr)
         return 2
     for f in files:
-        kw = tournament_args(json.loads(f.read_text())["config"])
-        line = (f"bali tournament --agents {' '.join(kw['agents'])} --players {kw['num_players']} "
-                f"--games {kw['games']} --seed {kw['seed']} --workers {kw['workers']}"
-                + " --oracle" * bool(kw["oracle"]) + " --demon" * bool(kw["demon"]))
-        print(f"{f.stem}: {line}", flush=True)
+        workers = json.loads(f.read_text())["config"]["workers"]
+        print(f"{f.stem}: {figures.command(f.stem)} --workers {workers}", flush=True)
         if not args.dry_run:
             before, after = rerun(f, args.work, args.progress)
             print(f"  {before}  ->  {after}", flush=True)

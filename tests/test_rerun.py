@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents.tournament.run import run_tournament
-from benchmarks import rerun
+from benchmarks import figures, rerun
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def test_a_rerun_replays_the_config_and_replaces_the_file(kept, tmp_path, monkey
     """The replayed file is the tournament its config describes (the same games, seats and scores),
     the edited wins are gone, and the run's folder is removed afterwards."""
     results, doc = kept
-    monkeypatch.setattr(rerun, "RESULTS_DIR", results)
+    monkeypatch.setattr(figures, "RESULTS_DIR", results)
     files = rerun.matching(["2p-*"], results)
     assert [f.name for f in files] == ["2p-greedy-random-seed5.json"]
     before, after = rerun.rerun(files[0], tmp_path / "work", progress=False)
@@ -54,7 +54,7 @@ def test_the_arguments_are_the_configs():
 def test_a_pattern_that_matches_no_tournament_stops_with_exit_2(kept, monkeypatch, capsys, pattern):
     """A pattern matching nothing, or only files that are no tournament, is named; nothing is played."""
     results, _ = kept
-    monkeypatch.setattr(rerun, "RESULTS_DIR", results)
+    monkeypatch.setattr(figures, "RESULTS_DIR", results)
     before = sorted((p.name, p.read_text()) for p in results.iterdir())
     assert rerun.main(["2p-*", pattern, "--work", str(results / "work")]) == 2
     assert repr(pattern) in capsys.readouterr().err
@@ -64,7 +64,7 @@ def test_a_pattern_that_matches_no_tournament_stops_with_exit_2(kept, monkeypatc
 def test_dry_run_lists_the_commands_and_plays_nothing(kept, monkeypatch, capsys):
     """--dry-run prints each file's tournament command and leaves the files as they are."""
     results, _ = kept
-    monkeypatch.setattr(rerun, "RESULTS_DIR", results)
+    monkeypatch.setattr(figures, "RESULTS_DIR", results)
     before = (results / "2p-greedy-random-seed5.json").read_text()
     assert rerun.main(["*", "--dry-run"]) == 0
     out = capsys.readouterr().out
