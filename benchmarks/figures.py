@@ -105,11 +105,15 @@ def tally(claim: Claim) -> tuple[float, int]:
     return wins, games
 
 
+def rate_text(rate: float, low: float, high: float) -> str:
+    """``72.4% [70.2, 74.4]``: a win rate and its interval (fractions) as pages quote them."""
+    return f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
 def figure(claim: Claim) -> str:
     """``72.4% [70.2, 74.4]``: the claim's win rate and 95% Wilson interval, as pages quote it."""
     wins, games = tally(claim)
-    lo, hi = wilson_interval(wins, games)
-    return f"{100 * (wins / games):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"  # as the table rounds it
+    return rate_text(wins / games, *wilson_interval(wins, games))
 
 
 def command(name: str) -> str:
@@ -294,7 +298,7 @@ def exploit_runs() -> list[dict]:
 def exploit_figure(run: dict) -> str:
     """A best response's final win rate as pages quote it (``figure``'s format)."""
     f = run["final"]
-    return f"{100 * f['win_rate']:.1f}% [{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]"
+    return rate_text(f["win_rate"], f["ci_low"], f["ci_high"])
 
 
 def exploit_table() -> str:

@@ -65,8 +65,7 @@ def tournament_args(config: dict[str, Any]) -> dict[str, Any]:
 def first_win_rate(doc: dict[str, Any]) -> str:
     """The first participant's win rate in a results document, as ``name 72.4% [70.2, 74.4]``."""
     p = doc["participants"][0]
-    low, high = p["win_rate_ci95"]
-    return f"{p['name']} {100 * p['win_rate']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{p['name']} {figures.rate_text(p['win_rate'], *p['win_rate_ci95'])}"
 
 
 def rerun(path: Path, work_dir: Path = WORK_DIR, progress: bool = True) -> tuple[str, str]:
