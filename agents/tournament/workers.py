@@ -237,8 +237,9 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
         for p in procs:
             p.join()
     finally:
-        for p in procs:
+        started = [p for p in procs if p.pid is not None]  # a start that raised leaves the rest unstarted
+        for p in started:
             if p.is_alive():
                 p.terminate()
-        for p in procs:
+        for p in started:
             p.join(timeout=5)
