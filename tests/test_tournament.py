@@ -484,7 +484,6 @@ def test_worker_processes_keep_one_blas_thread_each(tmp_path, monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "2" and "MKL_NUM_THREADS" not in os.environ
 
 
-
 def test_a_script_without_the_main_guard_fails_with_pythons_explanation(tmp_path):
     """A script that starts a 2-worker tournament at import time (no ``if __name__ == "__main__":``):
     each spawned worker imports it again and cannot start workers of its own. The run fails with
@@ -498,13 +497,12 @@ def test_a_script_without_the_main_guard_fails_with_pythons_explanation(tmp_path
     script.write_text("from agents.tournament import run_tournament\n"
                       f"run_tournament([{str(tmp_path / 'bot.py:FirstLegal')!r}, 'random'], num_players=2, games=4, "
                       "seed=0, workers=2, progress=False)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "died (exit code 1)" in out.stderr
     assert "if __name__ == '__main__'" in out.stderr
     assert "can only join a started process" not in out.stderr
+
 
 NAMED_BOT = BOT.replace("class FirstLegal(Agent):", "class FirstLegal(Agent):\n    name = 'firstbot'")
 
