@@ -217,6 +217,46 @@ def test_lean_ppo_rollout_and_advantages_match_sb3():
     assert set(metrics) >= {"approx_kl", "clip_fraction", "value_loss", "entropy_loss", "explained_variance"}
 
 
+def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
+    """``critic_warmup``: while the run has played at most that many env steps an update changes the
+    critic only (the actor's weights stay bit for bit); the first update after it changes both, and
+    ``bali train`` refuses the flag without ``--trainer lean`` or below 0."""
+    pytest.importorskip("stable_baselines3")
+    import torch
+
+    from training.lean import LeanPPO
+    from training.train import parse_args
+    from training.vec_env import BaliSB3VecEnv, OpponentPool
+
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    venv = BaliSB3VecEnv(4, pool, num_players=2, seed=0)
+    model = LeanPPO(venv, lr=1e-3, n_steps=16, batch_size=32, n_epochs=1, gamma=0.99, ent_coef=0.01, net=[16],
+                    activation=torch.nn.ReLU, seed=0, critic_warmup=128)
+
+    def weights() -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        actor = [w.detach().clone() for w in model._actor()]
+        critic = [w.detach().clone() for w in [*model.policy.mlp_extractor.value_net.parameters(),
+                                                 *model.policy.value_net.parameters()]]
+        return actor, critic
+
+    for step in (64, 128, 192):  # 4 games x 16 moves a rollout
+        actor, critic = weights()
+        assert model.collect(lambda _: True) and model.num_timesteps == step
+        metrics = model.update()
+        after_actor, after_critic = weights()
+        moved = [not torch.equal(a, b) for a, b in zip(actor, after_actor, strict=True)]
+        assert metrics["actor_frozen"] == float(step <= 128)
+        assert any(moved) == (step > 128), step
+        assert all(not torch.equal(a, b) for a, b in zip(critic, after_critic, strict=True))
+        assert all(w.requires_grad for w in model.policy.parameters())
+    for bad, message in ((["--critic-warmup", "1e6"], "needs --trainer lean"),
+                         (["--trainer", "lean", "--critic-warmup", "-1"], "--critic-warmup must be")):
+        with pytest.raises(SystemExit):
+            parse_args(bad)
+        assert message in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_short_training_run_saves_reloads_and_plays(tmp_path):
     """A few thousand MaskablePPO steps with self-play: checkpoints, eval CSV, curve, final model

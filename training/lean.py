@@ -81,8 +81,9 @@ class LeanPPO:
     def __init__(self, venv: Any, *, lr: float, n_steps: int, batch_size: int, n_epochs: int, gamma: float,
                  ent_coef: float, net: list[int], activation: type[nn.Module], seed: int,
                  gae_lambda: float = 0.95, clip_range: float = 0.2, vf_coef: float = 0.5,
-                 max_grad_norm: float = 0.5, privileged_critic: bool = False) -> None:
+                 max_grad_norm: float = 0.5, privileged_critic: bool = False, critic_warmup: float = 0.0) -> None:
         torch.manual_seed(seed)
+        self.critic_warmup = critic_warmup
         self.venv = venv
         self.extra = 0
         if privileged_critic:
@@ -183,8 +184,29 @@ class LeanPPO:
             adv[t] = gae
         return adv, adv + self._values
 
+    def _actor(self) -> list[nn.Parameter]:
+        """The actor's weights (its MLP and action layer; the critic shares none of them)."""
+        return [*self.policy.mlp_extractor.policy_net.parameters(), *self.policy.action_net.parameters()]
+
     def update(self) -> dict[str, float]:
-        """PPO epochs over the stored rollout; returns the training metrics."""
+        """PPO epochs over the stored rollout; returns the training metrics. While the run has played
+        at most ``critic_warmup`` env steps, the actor is frozen (no gradient, Adam leaves it alone)
+        and only the critic learns: a fresh critic under a trained actor (``--init FILE.npz``)
+        first learns its values instead of pushing the actor with noisy advantages."""
+        frozen = self.num_timesteps <= self.critic_warmup
+        for weight in self._actor():
+            weight.requires_grad_(not frozen)
+        try:
+            out = self._update()
+        finally:
+            for weight in self._actor():
+                weight.requires_grad_(True)
+        if self.critic_warmup:
+            out["actor_frozen"] = float(frozen)
+        return out
+
+    def _update(self) -> dict[str, float]:
+        """The PPO epochs of ``update``."""
         adv, returns = self._advantages()
         flat = {"obs": self._obs.flatten(0, 1), "masks": self._masks.flatten(0, 1),
                 "actions": self._actions.flatten(), "logp": self._logp.flatten(), "adv": adv.flatten(),

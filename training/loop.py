@@ -68,7 +68,8 @@ def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
 
         return LeanPPO(venv, lr=args.lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
                        gamma=args.gamma, ent_coef=args.ent_coef, net=net, activation=activation,
-                       seed=args.seed, privileged_critic=args.privileged_critic), ".pt"
+                       seed=args.seed, privileged_critic=args.privileged_critic,
+                       critic_warmup=args.critic_warmup), ".pt"
     from sb3_contrib import MaskablePPO
 
     return MaskablePPO("MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,

@@ -58,7 +58,7 @@ Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
 mcts-sims [200], pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
 [1000], eval-workers [1], seed [0], out [a new runs/bali-DATE-TIME], framework [sb3; rllib: ``training.rllib``
-with its own flags], trainer [sb3], privileged-critic [off], init [none], features [greedy-v1],
+with its own flags], trainer [sb3], privileged-critic [off], critic-warmup [0], init [none], features [greedy-v1],
 lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
 gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
 torch-threads [2], resume [none]. ``python -m training.throughput`` measures these defaults against the previous
@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--privileged-critic", action="store_true",
                    help="lean trainer only: the critic also sees the hidden state (training.privileged); "
                         "the exported policy does not")
+    p.add_argument("--critic-warmup", type=float, default=0.0, metavar="STEPS",
+                   help="lean trainer only: the actor stays frozen (only the critic learns) until the run has "
+                        "played this many env steps; for a fresh critic under a trained actor (--init FILE.npz)")
     p.add_argument("--init", type=Path, default=None, metavar="FILE",
                    help="start from an exported policy FILE.npz (the actor; the critic starts fresh) or from "
                         "a run's saved model (OUT/final.zip, or final.pt with --trainer lean: actor and critic); "
@@ -166,6 +169,10 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     check_positive(p, args, ("envs", "pool_size", "torch_threads", "n_steps", "mcts_sims"))
     if args.privileged_critic and args.trainer != "lean":
         p.error("--privileged-critic needs --trainer lean")
+    if not 0 <= args.critic_warmup < float("inf"):
+        p.error(f"--critic-warmup must be a number of env steps >= 0, got {args.critic_warmup}")
+    if args.critic_warmup and args.trainer != "lean":
+        p.error("--critic-warmup needs --trainer lean")
     if args.init is not None and args.resume is None:
         problem = init_problem(args)
         if problem:
