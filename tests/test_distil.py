@@ -72,7 +72,8 @@ def test_labels_are_the_search_visits_and_resume_after_an_interruption(kept, tmp
 
 def test_the_fit_moves_the_actor_towards_the_visits(kept):
     """Targets that put all visits on the legal action the policy likes least: after the fit the
-    held-out cross-entropy is lower and the network picks that action more often."""
+    held-out cross-entropy is lower and the network, which picked that action nowhere, picks it in
+    most of the positions it was fitted to and in some of the held-out ones."""
     pytest.importorskip("torch")
     policy = ExportedPolicy(SHIPPED)
     logits = np.where(kept["action_mask"] > 0, policy.forward(kept["input"]), np.inf)
@@ -85,7 +86,9 @@ def test_the_fit_moves_the_actor_towards_the_visits(kept):
     assert report["cross_entropy_after"] < report["cross_entropy_before"]
     new = ExportedPolicy.from_arrays(weights, policy.meta)
     new_logits = np.where(kept["action_mask"] > 0, new.forward(kept["input"]), -np.inf)
-    assert (new_logits.argmax(axis=1) == visits.argmax(axis=1)).mean() > 0.5
+    picks = new_logits.argmax(axis=1) == visits.argmax(axis=1)
+    held_out = game % 10 == 0
+    assert picks[~held_out].mean() > 0.75 and picks[held_out].mean() > 0.0
 
 
 def test_distil_writes_the_new_actor_with_the_old_value_head(tmp_path, capsys):
