@@ -1,8 +1,23 @@
 """bali-env: the card game Bali (Klaus-Jürgen Wrede, 2017) as a fast reinforcement-learning
-environment. ``bali_env.env(...)`` is the PettingZoo AEC environment ``bali_v0``; the rules
-engine is ``bali_env.engine`` (Numba kernels, one file per part of the rules in docs/rules.md);
-``bali_env.core`` keeps its former single namespace; ``bali_env.render_svg`` draws a view of the
-table (``bali_env.viewer``: pictures, pixels, HTML replays, GIFs)."""
+environment. ``bali_env.env(...)`` is the PettingZoo AEC environment ``bali_v0``.
+
+Everything the package installs imports under ``bali_env``, one room per job. The floors import
+downwards only (``tests/test_imports.py`` checks it); rooms on one floor do not import each other:
+
+| floor | room | its job |
+|---|---|---|
+| 0 | ``files.py`` | output files written to a temporary file and moved into place |
+| 1 | ``engine/`` | the rules: Numba kernels, the observation and its decoder, argument validators, the contract |
+| 2 | ``pictures/`` | every renderer: text, moves in words, SVG, pixels, frames, an HTML replay, a GIF |
+| 3 | ``envs/`` | the ways in: PettingZoo AEC (``bali_v0``), Gymnasium single-agent, batched; game records |
+| 4 | ``agents/`` | the bots: ``Agent``, random, greedy, mcts, the shipped policies (``ppo``), ``ppo+search`` |
+| 5 | ``arena/`` | tournaments, leagues, ratings, on worker processes or Ray; bots in any language |
+| 6 | ``training/``, ``bench/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
+| 7 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
+
+This module is the public face of floors 1-3: ``env``, ``raw_env``, ``bali_v0``, the names of cards,
+categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +29,14 @@ from importlib.metadata import PackageNotFoundError, version
 # Passive waiting is set before the OpenMP runtime starts (a value you set yourself wins).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from . import core, engine  # noqa: E402
-from .bali_v0 import env, raw_env  # noqa: E402
-from .contract import action_to_str, state_dict  # noqa: E402
+from . import engine  # noqa: E402
+from .envs import bali_v0  # noqa: E402
+from .envs.bali_v0 import env, raw_env  # noqa: E402
+from .engine.contract import action_to_str, state_dict  # noqa: E402
 from .engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, N_ACTIONS  # noqa: E402
 from .engine.obs_spec import OBS_DIM, observation_slot_names  # noqa: E402
-from .view import ObservationView, decode_observation  # noqa: E402
-from .viewer.table import render_svg  # noqa: E402
+from .engine.decode import ObservationView, decode_observation  # noqa: E402
+from .pictures.svg import render_svg  # noqa: E402
 
 try:
     __version__ = version("bali-env")
@@ -35,7 +51,7 @@ __all__ = [
     "ObservationView",
     "OBS_DIM",
     "action_to_str",
-    "core",
+    "bali_v0",
     "engine",
     "decode_observation",
     "env",
@@ -53,7 +69,7 @@ def _register() -> None:
     except ImportError:  # older PettingZoo: no registry
         return
     if "bali_v0" not in aec_registry:
-        register("aec", "bali_v0", entry_point="bali_env.bali_v0:env")
+        register("aec", "bali_v0", entry_point="bali_env.envs.bali_v0:env")
 
 
 _register()

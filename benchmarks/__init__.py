@@ -1,8 +1,9 @@
-"""Benchmarks of bali-env against anchor environments, and the figures the docs quote.
+"""The repository's benchmark scripts (not installed; run them from a clone's root with
+``python -m benchmarks.NAME``). The measurements themselves are ``bali bench``
+(``bali_env.bench``).
 
-- ``run``: ``bali bench``, every speed measurement in one run, beside the anchors;
-- ``pictures``, ``bots``, ``search``: its parts for the renderers, the bot protocol and the search agents;
-- ``compare``: this checkout against another commit, in one run;
 - ``figures``: the README's and the docs' tables, written from the kept runs in ``docs/results/``;
-- ``rerun``: play those kept tournaments again from their own configuration.
+- ``rerun``: play those kept tournaments again from their own configuration;
+- ``compare``: this checkout's speed against another commit, in one run;
+- ``throughput``: env steps per second of the training configurations.
 """

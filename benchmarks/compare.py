@@ -2,7 +2,7 @@
 benchmarks.compare --base REV``.
 
 The other commit is checked out into a temporary git worktree; the same measurements as ``bali
-bench`` (with this checkout's harness, ``benchmarks/run.py``, for both sides: the AEC env,
+bench`` (with this checkout's harness, ``bali_env/bench/run.py``, for both sides: the AEC env,
 ``BaliVectorEnv`` at N = 1, 64, 1024, 8192, the rollout kernel on 1 and all threads) then run in
 fresh processes, alternating base and current ``--rounds`` times (in ABBA order, so that neither
 side always runs first) after one untimed warm-up each (Numba compiles into each tree's own

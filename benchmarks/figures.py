@@ -6,7 +6,7 @@ states about a shipped agent is a ``CLAIMS`` row here: the ``results.json`` file
 command in their ``config``) and the participant whose wins it counts, pooled over the files.
 The README's tables, docs/benchmarks.md's and docs/training.md's speed tables are written from
 these rows and from the kept ``bali bench`` (``docs/results/bench.json``) and
-``python -m training.throughput`` (``docs/results/throughput.json``) runs, between
+``python -m benchmarks.throughput`` (``docs/results/throughput.json``) runs, between
 ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers (``python -m benchmarks.figures
 --write``; ``--check`` says whether they are up to date), and ``tests/test_figures.py`` fails when
 a block or any win rate in the README or the docs is not what its files give, so a quoted figure
@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.tournament.stats import wilson_interval
+from bali_env.arena.stats import wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "docs" / "results"  #: the kept results.json files, one per tournament run
@@ -152,7 +152,7 @@ def _int(v: float) -> str:
 
 
 def speed_rows() -> list[tuple[str, str]]:
-    """The README's speed figures from the kept ``bali bench`` and ``training.throughput`` runs."""
+    """The README's speed figures from the kept ``bali bench`` and ``benchmarks.throughput`` runs."""
     bench, train = load("bench"), load("throughput")
     aec, vec, roll = bench["aec"], bench["vector"], bench["rollout"]
     c4 = aec["pettingzoo:connect_four_v3"]["steps_per_s"]
@@ -244,7 +244,7 @@ def bench_table() -> str:
 
 
 def throughput_table() -> str:
-    """docs/training.md's table of training speed, from the kept ``training.throughput`` run."""
+    """docs/training.md's table of training speed, from the kept ``benchmarks.throughput`` run."""
     rows = load("throughput")
     labels = {"default": "default: MaskablePPO, 512 games, 128x128 ReLU, `greedy-v1` features, n-steps 64, "
                          "minibatch 2048, 2 epochs, 2 threads",

@@ -71,7 +71,7 @@ def first_win_rate(doc: dict[str, Any]) -> str:
 def rerun(path: Path, work_dir: Path = WORK_DIR, progress: bool = True) -> tuple[str, str]:
     """Replay the kept file ``path`` in ``work_dir/NAME`` (going on from its journal if there is one)
     and move the new results into place; returns the first participant's win rate before and after."""
-    from agents.tournament.run import run_tournament
+    from bali_env.arena.run import run_tournament
     from bali_env.files import write_text
 
     old = json.loads(path.read_text())

@@ -37,7 +37,7 @@ def make_policy(env: Any, hidden: int = 64) -> Any:
     from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
 
     groups = list(env.group_map)
-    net = MLP(in_features=bali_env.core.OBS_DIM, out_features=bali_env.core.N_ACTIONS, num_cells=[hidden, hidden])
+    net = MLP(in_features=bali_env.engine.OBS_DIM, out_features=bali_env.engine.N_ACTIONS, num_cells=[hidden, hidden])
     actors = []
     for g in groups:
         logits = TensorDictModule(net, in_keys=[(g, "observation", "observation")], out_keys=[(g, "logits")])

@@ -95,7 +95,7 @@ def random_deck(oracle: bool, seed: int = 0) -> list[int]:
     """A valid shuffled ``deck`` option (no oracle among the first 16), reproducible from ``seed``."""
     import numpy as np
 
-    from bali_env import core as C
+    from bali_env import engine as C
 
     rng = np.random.default_rng(seed)
     base = [card for card in range(7) for _ in range(int(C.DECK_COUNTS[card]))]

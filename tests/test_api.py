@@ -1,5 +1,5 @@
 """The PettingZoo API of ``bali_v0``: PettingZoo's ``api_test``/``seed_test`` and the generic
-checker ``bali_env.api_check.check_env`` on all 12 configurations (with the Bali end-of-game and
+checker ``bali_env.envs.api_check.check_env`` on all 12 configurations (with the Bali end-of-game and
 illegal-action hooks defined here), the metadata, agents, spaces,
 the registry entry, rendering, action names, and the documented observation layout (the table in
 the ``bali_v0`` docstring against the ``O_*`` constants of ``core`` and against what ``observe``
@@ -19,9 +19,9 @@ import pytest
 from pettingzoo.utils.env import AECEnv
 
 import bali_env
-from bali_env import bali_v0
-from bali_env import core as C
-from bali_env.api_check import CONFIGURATIONS, check_env, config_id
+from bali_env.envs import bali_v0
+from bali_env import engine as C
+from bali_env.envs.api_check import CONFIGURATIONS, check_env, config_id
 from scenario import random_deck
 
 CARD_WORDS = ("stonecutter", "priest", "shrine", "rice", "peanut", "banana", "chili")
@@ -516,7 +516,7 @@ def test_render_ansi_shows_no_private_knowledge():
     """The public table ignores what only some players know: clearing every private altar bit and
     replacing each seat's own offering cards by the public bounds changes nothing in render()."""
     from bali_env import engine as E
-    from bali_env.render import render_ansi
+    from bali_env.pictures.text import render_ansi
 
     checked = 0
     for seed in range(6):

@@ -1,4 +1,4 @@
-"""The generic checker ``bali_env.api_check.check_env`` itself: it passes on an environment that
+"""The generic checker ``bali_env.envs.api_check.check_env`` itself: it passes on an environment that
 is not Bali (PettingZoo's ``connect_four_v3``), its options follow that environment's conventions,
 it knows no Bali rule, and it fails on environments broken in various ways."""
 
@@ -11,8 +11,8 @@ import pytest
 from pettingzoo.utils.wrappers import BaseWrapper
 
 import bali_env
-from bali_env import api_check
-from bali_env.api_check import check_env, copy_env
+from bali_env.envs import api_check
+from bali_env.envs.api_check import check_env, copy_env
 
 
 def _connect_four():

@@ -16,8 +16,8 @@ import pytest
 
 import bali_env
 from bali_env import engine as C
-from bali_env.contract import check_states
-from bali_env.vector import BaliVectorEnv, rollout
+from bali_env.engine.contract import check_states
+from bali_env.envs.batched import BaliVectorEnv, rollout
 
 ROOT = os.path.dirname(os.path.dirname(bali_env.__file__))
 
@@ -112,8 +112,8 @@ def test_mixed_player_counts_are_refused():
 FUZZ = textwrap.dedent("""
     import numpy as np
     from bali_env import engine as C
-    from bali_env.contract import check_states
-    from bali_env.vector import BaliVectorEnv, rollout
+    from bali_env.engine.contract import check_states
+    from bali_env.envs.batched import BaliVectorEnv, rollout
 
     rng = np.random.default_rng(int(__import__("sys").argv[1]))
     refused = played = 0
@@ -159,7 +159,7 @@ AGENT_FUZZ = textwrap.dedent("""
     import numpy as np
     import bali_env
     from bali_env import engine as C
-    from agents import make_agent
+    from bali_env.agents import make_agent
 
     rng = np.random.default_rng(int(sys.argv[1]))
     obs, masks = [], []
@@ -244,8 +244,8 @@ def test_a_game_count_beyond_memory_is_refused_before_anything_is_allocated():
 def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
     """The single-agent env takes the AEC env's seeds (any int, negative ones too), refuses other
     seeds with TypeError before anything changes, and a bool is not a learner seat."""
-    from agents.random_agent import RandomAgent
-    from bali_env.single import BaliSingleAgentEnv
+    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.envs.single import BaliSingleAgentEnv
 
     env = BaliSingleAgentEnv(RandomAgent(seed=0), num_players=2, learner_seat=0)
     first, _ = env.reset(seed=-1)
@@ -270,7 +270,7 @@ def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
 ])
 def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
     """make_agent refuses a bad setting with the setting's name, before any search runs."""
-    from agents import make_agent
+    from bali_env.agents import make_agent
 
     with pytest.raises(error, match=says):
         make_agent(spec)
@@ -279,7 +279,7 @@ def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
 @pytest.mark.parametrize("bad", ["nan", "inf", "huge", "short", "zeros", "slot248", "mask2"])
 def test_agents_refuse_observations_the_game_cannot_produce(bad):
     """The reports that used to crash or hang the search: each is a ValueError for every agent."""
-    from agents import make_agent
+    from bali_env.agents import make_agent
 
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)
@@ -309,7 +309,7 @@ def test_game_record_keeps_its_own_copy_of_the_reset_options():
     nor its record: the record is the one taken before the lists changed, and it replays."""
     import copy
 
-    from bali_env.records import validate_record
+    from bali_env.envs.records import validate_record
 
     env = bali_env.raw_env(num_players=2)
     starters = [2, 0]
@@ -346,8 +346,8 @@ def test_a_failed_first_reset_leaves_the_env_not_reset():
 def test_single_agent_env_after_an_opponent_raises_needs_a_reset():
     """An opponent that raises leaves the game at its turn: the learner's next step is refused
     (it would otherwise be applied to the opponent's seat) until reset()."""
-    from agents.random_agent import RandomAgent
-    from bali_env.single import BaliSingleAgentEnv
+    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.envs.single import BaliSingleAgentEnv
 
     class Faulty(RandomAgent):
         calls = 0
@@ -375,8 +375,8 @@ def test_bad_record_files_are_refused_cleanly(tmp_path, bad):
     are each a ValueError saying so (bali replay: exit 2), never a crash or a hang."""
     import json
 
-    from bali_env.records import load_record
-    from bali_env.replay import run
+    from bali_env.envs.records import load_record
+    from bali_env.apps.replay import run
 
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)

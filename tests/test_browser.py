@@ -61,7 +61,7 @@ def server():
         pytest.skip(_missing())
     import uvicorn
 
-    from agents.web.app import create_app
+    from bali_env.apps.web.app import create_app
 
     config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
     srv = uvicorn.Server(config)
@@ -157,8 +157,8 @@ def test_an_illegal_request_shows_an_error_and_the_page_goes_on(browser, server)
 
 def test_step_through_an_html_replay(browser, tmp_path):
     import bali_env
-    from bali_env.records import save_record
-    from bali_env.replay import run
+    from bali_env.envs.records import save_record
+    from bali_env.apps.replay import run
 
     env = bali_env.raw_env(num_players=3, oracle=True, demon=True)
     env.reset(seed=21)

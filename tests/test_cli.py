@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import bali_env
-from bali_env import cli
+from bali_env.apps import cli
 
 
 def test_version_and_help(capsys):
@@ -40,7 +40,7 @@ def test_ctrl_c_is_one_line(monkeypatch, capsys):
 
 def test_train_without_the_train_extra_is_one_line(monkeypatch, capsys, tmp_path):
     """bali train checks its flags, then its packages, before anything is written."""
-    import training.train as train_module
+    import bali_env.training.train as train_module
 
     monkeypatch.setattr(train_module, "missing_packages", lambda trainer: ["torch"])
     monkeypatch.setattr(train_module, "train", lambda args: pytest.fail("train() must not start"))
@@ -56,7 +56,7 @@ def test_train_without_the_train_extra_is_one_line(monkeypatch, capsys, tmp_path
 @pytest.mark.parametrize("bad", [["--seed", "-1"], ["--games", "0"], ["--players", "5"]])
 def test_demo_refuses_bad_options_before_playing(bad, capsys):
     """bali demo checks its options first: one error line from argparse and exit 2, nothing played."""
-    from bali_env.cli import main
+    from bali_env.apps.cli import main
 
     with pytest.raises(SystemExit) as exc:
         main(["demo", *bad])

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import core as C
-from bali_env.api_check import CONFIGURATIONS, config_id
+from bali_env import engine as C
+from bali_env.envs.api_check import CONFIGURATIONS, config_id
 
 
 def _env(config, **kwargs):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bali_env import engine as E
-from bali_env.api_check import CONFIGURATIONS, config_id
-from bali_env.contract import check_states
+from bali_env.envs.api_check import CONFIGURATIONS, config_id
+from bali_env.engine.contract import check_states
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 #: the decisions where every state is kept (they are rare in random games); others every few steps

@@ -6,17 +6,18 @@ moves the actor towards them; the file it writes keeps the value head; bad input
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bali_env
-from agents.ppo_agent import ExportedPolicy, write_policy
-from agents.puct import PolicySearchAgent
-from training import distil
-from training.distil import fingerprint, fit_actor, label, main, positions
+from bali_env.agents.ppo import ExportedPolicy, write_policy
+from bali_env.agents.puct import PolicySearchAgent
+from bali_env.training import distil
+from bali_env.training.distil import fingerprint, fit_actor, label, main, positions
 
-SHIPPED = str(bali_env.__file__).rsplit("/bali_env/", 1)[0] + "/agents/policies/bali_2p.npz"
+SHIPPED = str(Path(bali_env.__file__).parent / "agents" / "policies" / "bali_2p.npz")
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from bali_env.docgen import outdated
+from bali_env.apps.docgen import outdated
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
-PROJECT_PACKAGES = ("bali_env", "agents", "training", "benchmarks")
+PROJECT_PACKAGES = ("bali_env", "benchmarks")
 # `python -m X ...` that is a `bali` command under another name: checked with the bali parser
-SAME_AS_BALI = {"training.train": ["train"], "training.rllib": ["train", "--framework", "rllib"],
-                "benchmarks.run": ["bench"]}
+SAME_AS_BALI = {"bali_env.training.train": ["train"], "bali_env.training.rllib": ["train", "--framework", "rllib"],
+                "bali_env.bench.run": ["bench"]}
 # placeholders the pages use inside commands, and a value of the right type for each
 PLACEHOLDERS = {"N": "2", "K": "1", "COMMAND": "tournament"}
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
@@ -103,14 +103,14 @@ def test_the_pages_show_commands():
     shown = [label for label, _ in COMMANDS]
     assert any(label.startswith("README.md: bali tournament") for label in shown)
     assert any("docs/training.md: bali train" in label for label in shown)
-    assert any("python -m training.curve" in label for label in shown)
+    assert any("python -m bali_env.training.curve" in label for label in shown)
 
 
 @pytest.mark.parametrize("label,argv", COMMANDS, ids=[label for label, _ in COMMANDS])
 def test_every_command_shown_parses(label, argv, monkeypatch, capsys):
     """Every `bali ...` and `python -m ...` command in the README and the docs parses with the
     options its command has today (a renamed or removed flag, a bad value or choice fails)."""
-    from bali_env.cli import command_parser, main, parse_command
+    from bali_env.apps.cli import command_parser, main, parse_command
 
     rest = [*SAME_AS_BALI.get(argv[2], []), *argv[3:]] if argv[0] == "python" else argv[1:]
     if rest in (["--version"], ["--help"]):
@@ -186,7 +186,7 @@ def test_quick_start_runs(tmp_path):
     argv = _quick_start()
     assert "ppo" in argv[argv.index("--agents") + 1:]
     argv[argv.index("--games") + 1] = "8"
-    run = subprocess.run([sys.executable, "-m", "bali_env.cli", *argv[1:], "--out", str(tmp_path / "t"),
+    run = subprocess.run([sys.executable, "-m", "bali_env.apps.cli", *argv[1:], "--out", str(tmp_path / "t"),
                           "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     agents = argv[argv.index("--agents") + 1: argv.index("--players")]
@@ -197,13 +197,13 @@ def test_quick_start_runs(tmp_path):
 
 def test_generated_observation_docs_are_up_to_date():
     """docs/observation.md and the table in the bali_v0 docstring are exactly what
-    `python -m bali_env.docgen` generates from the observation spec now."""
-    assert outdated() == [], "regenerate with: python -m bali_env.docgen"
+    `python -m bali_env.apps.docgen` generates from the observation spec now."""
+    assert outdated() == [], "regenerate with: python -m bali_env.apps.docgen"
 
 
 def test_docgen_notices_a_stale_page(tmp_path, monkeypatch):
     """The check can fail: a page that differs from the spec is reported."""
-    import bali_env.docgen as D
+    import bali_env.apps.docgen as D
 
     page = tmp_path / "observation.md"
     page.write_text((ROOT / "docs" / "observation.md").read_text().replace("| 3 |", "| 4 |", 1))

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import bali_v0
+from bali_env.envs import bali_v0
 from scenario import random_deck
 
 

@@ -78,7 +78,7 @@ def test_the_league_table_comes_from_its_parts():
     import json
     from types import SimpleNamespace
 
-    from agents.tournament.league import league_result
+    from bali_env.arena.league import league_result
 
     folder = ROOT / "docs" / "results" / "league"
     league = json.loads((folder / "league.json").read_text())

@@ -1,6 +1,6 @@
-"""The floors of the project import downwards only: no import circle between project files
-(imports inside functions count), and the environment (``bali_env``) never imports the floors
-above it (``agents``, ``training``), except its command-line entry point ``bali_env/cli.py``.
+"""The floors of the package import downwards only (the map in ``bali_env/__init__.py``): no
+import circle between project files (imports inside functions count), no room imports a room on
+a higher floor or a sibling on its own floor, and the package installs one top-level name.
 
 The import graph is read from the source with ``ast`` (nothing is imported to build it)."""
 
@@ -12,9 +12,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("bali_env", "agents", "training", "benchmarks")
-UPPER_FLOORS = ("agents", "training")
-ALLOWED_TO_REACH_UP = {"bali_env.cli"}
+PACKAGES = ("bali_env", "benchmarks")
+#: the rooms of ``bali_env`` by floor, lowest first; the package's own ``__init__`` (the public
+#: face of the floors below it) stands just above the environment
+FLOORS = (
+    ("bali_env.files",),
+    ("bali_env.engine",),
+    ("bali_env.pictures",),
+    ("bali_env.envs",),
+    ("bali_env",),
+    ("bali_env.agents",),
+    ("bali_env.arena",),
+    ("bali_env.training", "bali_env.bench"),
+    ("bali_env.apps",),
+)
 
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:
@@ -101,20 +112,75 @@ def test_no_two_project_files_import_each_other():
     assert not found, "import circles: " + "; ".join(" <-> ".join(c) for c in found)
 
 
-def test_the_environment_does_not_import_the_floors_above_it():
-    """No module of bali_env imports agents or training (the CLI entry point excepted)."""
-    graph = import_graph(project_modules())
-    reaching_up = {m: sorted(t for t in targets if t.split(".")[0] in UPPER_FLOORS)
-                   for m, targets in graph.items() if m.split(".")[0] == "bali_env" and m not in ALLOWED_TO_REACH_UP}
-    assert not {m: t for m, t in reaching_up.items() if t}
+def room_of(module: str) -> str:
+    """The room a module of ``bali_env`` belongs to (the longest room name that is its prefix)."""
+    rooms = [r for floor in FLOORS for r in floor if module == r or module.startswith(r + ".")]
+    return max(rooms, key=len)
+
+
+def floor_of(room: str) -> int:
+    """The floor of a room."""
+    return next(k for k, floor in enumerate(FLOORS) if room in floor)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """module -> the modules it imports from another room on its own floor or a higher one."""
+    found = {}
+    for module, targets in graph.items():
+        if module.split(".")[0] != "bali_env":
+            continue
+        mine = room_of(module)
+        bad = sorted(t for t in targets if t.split(".")[0] == "bali_env" and room_of(t) != mine
+                     and floor_of(room_of(t)) >= floor_of(mine))
+        if bad:
+            found[module] = bad
+    return found
+
+
+def test_every_room_imports_only_the_floors_below_it():
+    """No module of a room imports a room above it or beside it (the CLI included: it stands
+    on the top floor); a failure names the module and what it reaches."""
+    modules = project_modules()
+    assert set(room_of(m) for m in modules if m.startswith("bali_env")) <= {r for f in FLOORS for r in f}
+    assert not upward_imports(import_graph(modules))
+
+
+def test_the_floor_check_sees_an_upward_and_a_sideways_import():
+    """The check itself: the engine reaching the agents, and training reaching the benchmarks
+    beside it, are both found; the apps reaching down are not."""
+    graph = {"bali_env.engine.step": {"bali_env.agents.base"}, "bali_env.training.loop": {"bali_env.bench.run"},
+             "bali_env.apps.cli": {"bali_env.training.train", "bali_env.engine"}}
+    assert upward_imports(graph) == {"bali_env.engine.step": ["bali_env.agents.base"],
+                                     "bali_env.training.loop": ["bali_env.bench.run"]}
+
+
+def test_the_wheel_installs_one_top_level_name(tmp_path):
+    """The wheel pip builds from this checkout holds one top-level name, ``bali_env`` (no
+    ``agents``, ``training`` or ``benchmarks`` beside it in a user's Python), with the data its
+    code reads: the shipped policies, the fonts, the replay page's assets, the web app's page."""
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("bali_env-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert top == {"bali_env"}
+    for data in ("bali_env/agents/policies/bali_2p.npz", "bali_env/agents/policies/bali_4p.npz",
+                 "bali_env/pictures/fonts/DejaVuSans-subset.ttf", "bali_env/pictures/assets/replay.js",
+                 "bali_env/apps/web/static/index.html", "bali_env/py.typed"):
+        assert data in names
 
 
 @pytest.mark.parametrize("files, expected", [
-    ({"agents/a.py": "from .b import x\n", "agents/b.py": "def f():\n    from . import a\n"},
-     [["agents.a", "agents.b"]]),
-    ({"agents/a.py": "import agents.b\n", "agents/b.py": "import agents.c\n", "agents/c.py": "from agents import a\n"},
-     [["agents.a", "agents.b", "agents.c"]]),
-    ({"agents/a.py": "from agents.b import x\n", "agents/b.py": "import numpy\n"}, []),
+    ({"bali_env/a.py": "from .b import x\n", "bali_env/b.py": "def f():\n    from . import a\n"},
+     [["bali_env.a", "bali_env.b"]]),
+    ({"bali_env/a.py": "import bali_env.b\n", "bali_env/b.py": "import bali_env.c\n",
+      "bali_env/c.py": "from bali_env import a\n"},
+     [["bali_env.a", "bali_env.b", "bali_env.c"]]),
+    ({"bali_env/a.py": "from bali_env.b import x\n", "bali_env/b.py": "import numpy\n"}, []),
 ])
 def test_the_circle_finder_sees_lazy_and_long_circles(tmp_path, files, expected):
     """The check itself: a circle through a function-level import, a three-file circle, and no
@@ -122,5 +188,5 @@ def test_the_circle_finder_sees_lazy_and_long_circles(tmp_path, files, expected)
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    (tmp_path / "agents" / "__init__.py").write_text("")
+    (tmp_path / "bali_env" / "__init__.py").write_text("")
     assert circles(import_graph(project_modules(tmp_path))) == expected

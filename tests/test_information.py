@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import core as C
-from bali_env.api_check import config_id
+from bali_env import engine as C
+from bali_env.envs.api_check import config_id
 
 FACE_DOWN_CONFIGS = [(2, False, False), (3, False, True), (4, False, False), (3, True, False), (4, True, True)]
 ORACLE_CONFIGS = [(2, True, False), (3, True, True), (4, True, False)]
@@ -373,7 +373,7 @@ def test_every_hidden_decision_of_random_games():
 def test_known_altar_counts_include_the_peeked_window():
     """docs/bots.md: during an oracle decision, slots 249-252 (altar cards of known category)
     count the peeked window too, and every window card shown in 254-269 is among them."""
-    from bali_env.view import decode_observation
+    from bali_env.engine.decode import decode_observation
 
     seen = 0
     for seed in range(30):

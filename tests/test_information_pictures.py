@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import core as C
-from bali_env.viewer.frames import Spectator, frame_parts, labels_for, record_frames
-from bali_env.viewer.html import replay_html
+from bali_env import engine as C
+from bali_env.pictures.frames import Spectator, frame_parts, labels_for, record_frames
+from bali_env.pictures.html import replay_html
 from scenario import random_deck
 
 TITLE = "the same title"
@@ -125,7 +125,7 @@ def test_an_oracle_take_never_shows(config):
 
 def _game_to_the_end(n: int, deck: list[int]) -> dict:
     """A whole game on ``deck``, played by the greedy agent (same moves whatever the undealt cards)."""
-    from agents.greedy import GreedyAgent
+    from bali_env.agents.greedy import GreedyAgent
 
     env = bali_env.raw_env(num_players=n)
     env.reset(seed=3, options={"deck": deck, "starter_sets": list(range(n))})

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agents.tournament import TournamentError
-from agents.tournament.league import run_league
+from bali_env.arena import TournamentError
+from bali_env.arena.league import run_league
 
 
 def test_a_small_league(tmp_path):
@@ -76,7 +76,7 @@ def test_bad_leagues_are_refused_before_any_game(tmp_path, kwargs, says):
 
 
 def test_the_command_line(tmp_path, capsys):
-    from bali_env.cli import main
+    from bali_env.apps.cli import main
 
     out = tmp_path / "l"
     assert main(["league", "--agents", "greedy", "random", "--games", "2", "--players", "2", "--workers", "1",

@@ -85,7 +85,7 @@ def test_a_covered_file_is_stamped_with_its_dependencies(tmp_path):
 def test_a_corrupted_cache_entry_is_recompiled_with_a_warning(tmp_path):
     """Every cached kernel file cut short: the next run warns, compiles again and works (it used
     to crash in every later run with no hint)."""
-    code = ("import numpy as np, bali_env; from bali_env.vector import rollout; "
+    code = ("import numpy as np, bali_env; from bali_env.envs.batched import rollout; "
             "r = rollout(3, num_players=2, seed=1); print(int(r['scores'].sum()))")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     root = Path(__file__).resolve().parents[1]

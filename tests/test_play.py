@@ -1,4 +1,4 @@
-"""``bali play`` (``agents.play``): scripted full games, input handling, saved records, the CLI
+"""``bali play`` (``bali_env.apps.terminal``): scripted full games, input handling, saved records, the CLI
 entry (options checked before anything is printed, Ctrl-C and SIGTERM exit 130), and that the
 display shows only what the human may know (built from their observation alone)."""
 
@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from agents import play as P
-from agents.base import make_agent
-from bali_env.bali_v0 import raw_env
-from bali_env.contract import ACTION_NAMES
-from bali_env.records import load_record, validate_record
-from bali_env.view import decode_observation
+from bali_env.apps import terminal as P
+from bali_env.agents.base import make_agent
+from bali_env.envs.bali_v0 import raw_env
+from bali_env.engine.contract import ACTION_NAMES
+from bali_env.envs.records import load_record, validate_record
+from bali_env.engine.decode import decode_observation
 
 
 def scripted(answers: list[str], then: str | None = "1") -> Callable[[str], str]:
@@ -243,7 +243,7 @@ def test_ctrl_c_and_sigterm_exit_130_with_one_line(tmp_path, capsys, monkeypatch
     import os
     import signal
 
-    from bali_env.cli import main as cli_main
+    from bali_env.apps.cli import main as cli_main
 
     def ctrl_c(prompt: str) -> str:
         raise KeyboardInterrupt
@@ -316,7 +316,7 @@ def test_play_fits_80_columns_and_a_24_line_screen() -> None:
 
 def test_options_show_their_cost_and_what_they_give() -> None:
     """The menu prices offering cards and plays from the engine's rules and names what a take gives."""
-    from bali_env.render import option_text, options_text
+    from bali_env.pictures.text import option_text, options_text
 
     env = raw_env(num_players=2)
     env.reset(seed=5)

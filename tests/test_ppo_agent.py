@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents.base import make_agent
-from agents.ppo_agent import ExportedPolicy, shipped_policy
+from bali_env.agents.base import make_agent
+from bali_env.agents.ppo import ExportedPolicy, shipped_policy
 
 NOT_A_POLICY = "not a policy file: expected the .npz that bali train writes"
 
@@ -56,7 +56,7 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
     path = tmp_path / "bot.npz"
     if content == "python":
         path = tmp_path / "my_bot.py"
-        path.write_text("from agents import Agent\n\nclass MyBot(Agent):\n    pass\n")
+        path.write_text("from bali_env.agents import Agent\n\nclass MyBot(Agent):\n    pass\n")
     elif content == "pickle":
         path.write_bytes(pickle.dumps(_Boom()))
     elif content == "junk":
@@ -80,7 +80,7 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
 def test_bali_play_reports_a_bad_ppo_opponent_in_one_line(tmp_path, capsys):
     """`bali play --opponents ppo:path=my_bot.py` and the shipped ppo at 3 players: exit code 2,
     one line on stderr saying what to do, nothing printed on stdout and nothing saved."""
-    from agents.play import main
+    from bali_env.apps.terminal import main
 
     bot = tmp_path / "my_bot.py"
     bot.write_text("print('hello')\n")

@@ -3,7 +3,7 @@
 Two drivers:
 
 - ``kernel_run`` plays ``N_KERNEL_GAMES`` games (all 12 configurations, the same number each)
-  directly on ``bali_env.core`` state arrays, in lockstep as one ``[N, STATE_SIZE]`` batch so the
+  directly on ``bali_env.engine`` state arrays, in lockstep as one ``[N, STATE_SIZE]`` batch so the
   invariants can be checked with vectorised numpy at every step of every game;
 - ``env_run`` plays ``N_ENV_GAMES`` games through the PettingZoo AEC environment and checks the
   same properties on ``state_dict()`` and the observations.
@@ -46,9 +46,9 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import core as C
-from bali_env.api_check import CONFIGURATIONS, config_id
-from bali_env.contract import state_dict
+from bali_env import engine as C
+from bali_env.envs.api_check import CONFIGURATIONS, config_id
+from bali_env.engine.contract import state_dict
 
 N_KERNEL_GAMES = 3000  #: games played on the core kernels with --slow (250 per configuration)
 N_ENV_GAMES = 48  #: games played through the AEC environment with --slow (4 per configuration)

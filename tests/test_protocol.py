@@ -18,16 +18,16 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents.protocol import BotFault, CommandAgent
-from agents.protocol.messages import decide_message, parse_answer
-from agents.tournament import TournamentError, run_tournament
+from bali_env.arena.protocol import BotFault, CommandAgent
+from bali_env.arena.protocol.messages import decide_message, parse_answer
+from bali_env.arena import TournamentError, run_tournament
 from bali_env.engine.ids import ACTION_NAMES
-from bali_env.view import decode_observation
+from bali_env.engine.decode import decode_observation
 
 ROOT = Path(__file__).resolve().parent.parent
-PY_BOT = f"cmd:{sys.executable} {ROOT / 'examples' / 'bots' / 'random_bot.py'}"
-JS_BOT = f"cmd:node {ROOT / 'examples' / 'bots' / 'greedy_bot.js'}"
-FAULTY = f"{sys.executable} {ROOT / 'benchmarks' / 'faulty_bot.py'}"
+PY_BOT = f"cmd:{sys.executable} {ROOT / 'agents' / 'random_bot.py'}"
+JS_BOT = f"cmd:node {ROOT / 'agents' / 'greedy_bot.js'}"
+FAULTY = f"{sys.executable} {ROOT / 'bali_env' / 'bench' / 'faulty_bot.py'}"
 
 
 def faulty(*args: object) -> str:
@@ -156,7 +156,7 @@ def test_a_game_budget_is_a_clock_too(tmp_path):
 
 def test_a_slow_in_process_agent_loses_on_the_clock(tmp_path):
     bot = tmp_path / "slow.py"
-    bot.write_text("import time\nfrom agents.random_agent import RandomAgent\n\n"
+    bot.write_text("import time\nfrom bali_env.agents.random_agent import RandomAgent\n\n"
                    "class Slow(RandomAgent):\n    name = 'slow'\n\n"
                    "    def act_batch_keyed(self, o, m, k):\n        time.sleep(0.03)\n"
                    "        return super().act_batch_keyed(o, m, k)\n")
@@ -169,7 +169,8 @@ def test_a_slow_in_process_agent_loses_on_the_clock(tmp_path):
 
 def test_an_in_process_agent_that_raises_loses_only_its_games(tmp_path):
     bot = tmp_path / "buggy.py"
-    bot.write_text("from agents.random_agent import RandomAgent\n\nclass Buggy(RandomAgent):\n    name = 'buggy'\n\n"
+    bot.write_text("from bali_env.agents.random_agent import RandomAgent\n\n"
+                   "class Buggy(RandomAgent):\n    name = 'buggy'\n\n"
                    "    def act_batch_keyed(self, o, m, k):\n        if (o[:, 10:14].argmax(1) == 1).any():\n"
                    "            raise ZeroDivisionError('oops')\n        return super().act_batch_keyed(o, m, k)\n")
     kw = dict(num_players=2, games=64, seed=4, workers=1, progress=False)  # 64: batches of 8 (8 waves)
@@ -201,7 +202,7 @@ def test_bad_bots_are_refused_before_any_game(tmp_path, spec, says):
 
 @pytest.mark.slow
 def test_a_bot_that_never_says_hello_is_refused(tmp_path, monkeypatch):
-    import agents.protocol.process as process
+    import bali_env.arena.protocol.process as process
 
     monkeypatch.setattr(process, "HELLO_SECONDS", 0.3)
     with pytest.raises(TournamentError, match="did not start: timeout"):
@@ -213,7 +214,7 @@ def test_a_bot_that_never_says_hello_is_refused(tmp_path, monkeypatch):
     (["--game-time", "-3"], "--game-time"), (["--agents", "cmd:nope-not-here", "random"], "is not on the PATH"),
 ])
 def test_the_command_line_refuses_bad_clocks_and_bots(tmp_path, capsys, argv, says):
-    from bali_env.cli import main
+    from bali_env.apps.cli import main
 
     args = ["tournament", "--agents", "random", "random", "--players", "2", "--games", "2",
             "--out", str(tmp_path / "o")]
@@ -229,7 +230,7 @@ def test_the_command_line_refuses_bad_clocks_and_bots(tmp_path, capsys, argv, sa
 
 # ----------------------------------------------------------------------------- everywhere else
 def test_bali_play_ends_the_game_when_a_bot_fails():
-    from agents.play import play_game
+    from bali_env.apps.terminal import play_game
 
     printed: list[str] = []
     record = play_game(2, [faulty("crash", 3)], seed=1, input_fn=lambda prompt: "1",
@@ -239,7 +240,7 @@ def test_bali_play_ends_the_game_when_a_bot_fails():
 
 
 def test_bali_play_against_a_bot_program_to_the_end():
-    from agents.play import play_game
+    from bali_env.apps.terminal import play_game
 
     record = play_game(2, [PY_BOT], seed=2, input_fn=lambda prompt: "1", print_fn=lambda *a: None)
     assert record["final_scores"] is not None and record["agents"][1] == PY_BOT
@@ -249,7 +250,7 @@ def test_the_web_app_plays_a_bot_program():
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
-    from agents.web.app import create_app
+    from bali_env.apps.web.app import create_app
 
     client = TestClient(create_app([PY_BOT]))
     state = client.post("/api/games", json={"players": 2, "seat": 0, "opponents": [PY_BOT], "seed": 3}).json()
@@ -262,7 +263,7 @@ def test_the_web_app_plays_a_bot_program():
 
 
 def test_training_takes_any_spec_with_weights():
-    from training.pool import opponent_weights
+    from bali_env.training.pool import opponent_weights
 
     assert opponent_weights("greedy:1,self:1,ppo:2") == {"greedy": 1.0, "self": 1.0, "ppo": 2.0}
     assert opponent_weights("random:1,greedy:3,self:1") == {"random": 1.0, "greedy": 3.0, "self": 1.0}
@@ -276,7 +277,7 @@ def test_training_takes_any_spec_with_weights():
 
 
 def test_a_bot_program_as_a_training_opponent_survives_its_faults(capsys):
-    from training.pool import opponent
+    from bali_env.training.pool import opponent
 
     bot = opponent(faulty("crash", 4), seed=0)
     env = bali_env.raw_env(num_players=2)
@@ -291,7 +292,7 @@ def test_a_bot_program_as_a_training_opponent_survives_its_faults(capsys):
 
 
 def test_a_command_agent_outside_a_tournament():
-    agent = CommandAgent(f"{sys.executable} {ROOT / 'examples' / 'bots' / 'random_bot.py'}", seed=1)
+    agent = CommandAgent(f"{sys.executable} {ROOT / 'agents' / 'random_bot.py'}", seed=1)
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=1)
     o = env.observe(env.agent_selection)

@@ -14,10 +14,10 @@ pytest.importorskip("resvg_py", reason="the render extra (resvg-py, Pillow) is n
 Image = pytest.importorskip("PIL.Image", reason="the render extra (resvg-py, Pillow) is not installed")
 
 import bali_env  # noqa: E402
-from bali_env.render import public_view  # noqa: E402
-from bali_env.viewer.raster import Rasterizer, svg_to_png  # noqa: E402
-from bali_env.viewer.style import DEFS  # noqa: E402
-from bali_env.viewer.table import SVG_CLOSE, SVG_OPEN, table_parts  # noqa: E402
+from bali_env.pictures.text import public_view  # noqa: E402
+from bali_env.pictures.raster import Rasterizer, svg_to_png  # noqa: E402
+from bali_env.pictures.style import DEFS  # noqa: E402
+from bali_env.pictures.svg import SVG_CLOSE, SVG_OPEN, table_parts  # noqa: E402
 
 
 def _positions(n=4, oracle=True, demon=True, seed=5, every=7):

@@ -1,4 +1,4 @@
-"""The Ray tournament backend (``agents.tournament.backends.ray``): the same results as local workers whatever
+"""The Ray tournament backend (``bali_env.arena.ray_backend``): the same results as local workers whatever
 the backend, worker count, batch or chunk size; a Ray worker killed mid-run costs nothing (its
 chunk is retried, no game lost or counted twice); bad settings fail before any game."""
 
@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from agents.tournament import TournamentError, run_tournament
-from bali_env.cli import main as cli_main
+from bali_env.arena import TournamentError, run_tournament
+from bali_env.apps.cli import main as cli_main
 
 ray = pytest.importorskip("ray")
 
@@ -56,7 +56,7 @@ SLOW_BOT = textwrap.dedent('''
     import os, time
     from pathlib import Path
     import numpy as np
-    from agents.base import Agent
+    from bali_env.agents.base import Agent
 
     class SlowRandom(Agent):
         """A random player that takes 5 ms a decision and leaves its process id in ``marks``."""
@@ -136,8 +136,8 @@ def test_bot_programs_on_ray(local_ray, tmp_path):
     """A cmd: bot (seeded from its keys) and a bot that crashes in every third game play on Ray
     as on local workers: the same games, the same forfeits, the bots' logs in the results."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    bot = f"cmd:{sys.executable} {os.path.join(root, 'examples', 'bots', 'random_bot.py')}"
-    faulty = f"cmd:{sys.executable} {os.path.join(root, 'benchmarks', 'faulty_bot.py')} crash 5 3"
+    bot = f"cmd:{sys.executable} {os.path.join(root, 'agents', 'random_bot.py')}"
+    faulty = f"cmd:{sys.executable} {os.path.join(root, 'bali_env', 'bench', 'faulty_bot.py')} crash 5 3"
     setup = {"agents": [bot, faulty, "greedy"], "num_players": 2, "games": 12, "seed": 3, "progress": False}
     local = run_tournament(workers=2, **setup)
     on_ray = run_tournament(backend="ray", chunk_size=4, out_dir=tmp_path / "r", **setup)

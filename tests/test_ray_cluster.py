@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parent.parent
+RLLIB = [sys.executable, "-m", "bali_env.training.rllib"]  #: the RLlib trainer as a command
 RAY = str(Path(sys.executable).parent / "ray")
 
 
@@ -29,7 +30,7 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_tournament_and_rllib_training_on_a_started_cluster(tmp_path):
-    from agents.tournament import run_tournament
+    from bali_env.arena import run_tournament
 
     port = _free_port()
     subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
@@ -41,7 +42,7 @@ def test_tournament_and_rllib_training_on_a_started_cluster(tmp_path):
             else dict(os.environ)
         address = f"127.0.0.1:{port}"
         setup = ["--agents", "greedy", "random", "--players", "2", "--games", "12", "--seed", "3", "--no-progress"]
-        played = subprocess.run([sys.executable, "-m", "bali_env.cli", "tournament", *setup, "--backend", "ray",
+        played = subprocess.run([sys.executable, "-m", "bali_env.apps.cli", "tournament", *setup, "--backend", "ray",
                                  "--ray-address", address, "--out", str(tmp_path / "t")],
                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert played.returncode == 0, played.stderr[-3000:]
@@ -51,7 +52,7 @@ def test_tournament_and_rllib_training_on_a_started_cluster(tmp_path):
         assert on_cluster["participants"] == json.loads(json.dumps(local.participants))
         assert on_cluster["games"] == json.loads(json.dumps(local.games))
 
-        trained = subprocess.run([sys.executable, "-m", "training.rllib", "--ray-address", address, "--steps", "1500",
+        trained = subprocess.run([*RLLIB, "--ray-address", address, "--steps", "1500",
                                   "--envs-per-runner", "8", "--batch-size", "1000", "--minibatch-size", "250",
                                   "--net", "16", "--eval-every", "1e9", "--final-eval-games", "2", "--no-progress",
                                   "--out", str(tmp_path / "r")], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -61,7 +62,7 @@ def test_tournament_and_rllib_training_on_a_started_cluster(tmp_path):
 
         if "RAY_AUTH_TOKEN" in env:  # the same run without the token: one line naming what to export
             bare = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
-            refused = subprocess.run([sys.executable, "-m", "training.rllib", "--ray-address", address,
+            refused = subprocess.run([*RLLIB, "--ray-address", address,
                                       "--out", str(tmp_path / "refused")], cwd=ROOT, env=bare, capture_output=True,
                                      text=True, timeout=300)
             assert refused.returncode == 2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.records import load_record, replay_states, save_record, validate_record
-from bali_env.replay import run
+from bali_env.envs.records import load_record, replay_states, save_record, validate_record
+from bali_env.apps.replay import run
 
 
 def _finished_record(seed=3, n=3, oracle=True, demon=False, reset_seed=True):
@@ -111,7 +111,7 @@ def test_the_last_step_says_the_result_in_words(tmp_path, seat):
 def _frames(record, seat):
     """The frames of ``record`` as ``bali replay --all`` draws them on a wide terminal (the record
     is not validated: a changed result still shows)."""
-    from bali_env.replay import frame
+    from bali_env.apps.replay import frame
 
     positions = replay_states(record)
     return [frame(record, positions, i, seat, width=1000) for i in range(len(positions))]
@@ -185,7 +185,7 @@ def test_replay_all_prints_every_step(tmp_path):
 def test_tournament_saves_replayable_records(tmp_path, workers):
     """--save-records: one record per game, each replaying (in the AEC env) to the tournament's
     own result for that game, with the lineup as the agents."""
-    from agents.tournament import run_tournament
+    from bali_env.arena import run_tournament
 
     result = run_tournament(["greedy", "random"], num_players=2, games=6, seed=9, workers=workers,
                             out_dir=tmp_path, progress=False, save_records=True)
@@ -204,8 +204,8 @@ def test_replay_from_one_seat_shows_only_that_players_knowledge(tmp_path):
     frame, and the frames differ between seats (own offering cards are private)."""
     import copy
 
-    from bali_env.render import render_view
-    from bali_env.view import decode_observation
+    from bali_env.pictures.text import render_view
+    from bali_env.engine.decode import decode_observation
 
     record, _ = _finished_record(n=3, oracle=False)
     path = save_record(record, tmp_path / "g.json")
@@ -247,8 +247,8 @@ def test_replay_move_lines_hide_what_the_viewer_did_not_see(tmp_path):
     face down" and an oracle take as "oracle: take a card"; the mover's own seat, and --reveal,
     show the move in full."""
     from bali_env.engine import ACTION_NAMES, is_oracle_take
-    from bali_env.replay import move_line
-    from bali_env.view import decode_observation
+    from bali_env.apps.replay import move_line
+    from bali_env.engine.decode import decode_observation
 
     hidden = {"offer_face_down": 0, "oracle": 0}
     for seed in range(4):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.records import save_record
-from bali_env.replay import run
-from bali_env.viewer.html import replay_data, replay_html
-from bali_env.viewer.frames import Spectator, labels_for, record_frames
+from bali_env.envs.records import save_record
+from bali_env.apps.replay import run
+from bali_env.pictures.html import replay_data, replay_html
+from bali_env.pictures.frames import Spectator, labels_for, record_frames
 
 
 def finished_record(n=3, seed=2, oracle=True, demon=True):
@@ -49,7 +49,7 @@ def test_the_page_is_self_contained_with_a_frame_per_step(tmp_path):
     # every frame puts together a whole picture: its groups, in order, give back the SVG groups
     frames = record_frames(record)
     spectator = Spectator(labels_for(3, record["agents"]), None)
-    from bali_env.viewer.frames import frame_parts
+    from bali_env.pictures.frames import frame_parts
 
     for i in (0, steps // 2, steps):
         built = "".join(data["elements"][e] for g in data["frames"][i] for e in data["groups"][g])
@@ -123,7 +123,7 @@ def test_gif_has_a_frame_per_step(tmp_path):
 
 
 def test_tournament_writes_an_index_and_a_replay_per_game(tmp_path):
-    from agents.tournament import run_tournament
+    from bali_env.arena import run_tournament
 
     out = tmp_path / "t"
     run_tournament(["greedy", "random"], num_players=2, games=4, seed=1, workers=1, out_dir=out, progress=False,
@@ -141,7 +141,7 @@ def test_tournament_writes_an_index_and_a_replay_per_game(tmp_path):
 
 
 def test_tournament_without_records_writes_an_index_without_links(tmp_path):
-    from agents.tournament import run_tournament
+    from bali_env.arena import run_tournament
 
     out = tmp_path / "t"
     run_tournament(["greedy", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=out, progress=False)

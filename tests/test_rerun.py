@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agents.tournament.run import run_tournament
+from bali_env.arena.run import run_tournament
 from benchmarks import figures, rerun
 
 

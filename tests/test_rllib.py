@@ -1,4 +1,4 @@
-"""RLlib training (``training.rllib``): the turn-based MultiAgentEnv plays the same game as the
+"""RLlib training (``bali_env.training.rllib``): the turn-based MultiAgentEnv plays the same game as the
 PettingZoo env, the masked module never offers an illegal action, the exported policy plays like
 the RLlib module, the self-play mapping, bad flags and an unreachable cluster fail at once, and a
 short run is interrupted, resumed and summarised like ``bali train``'s."""
@@ -21,9 +21,10 @@ import bali_env
 pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
-from training import rllib  # noqa: E402
+from bali_env.training import rllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+RLLIB = [sys.executable, "-m", "bali_env.training.rllib"]  #: the RLlib trainer as a command
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -95,8 +96,8 @@ def test_masked_module_and_its_export_choose_the_same_legal_actions(tmp_path):
     """The module's logits of illegal actions are the float minimum in every forward pass; the
     exported .npz (played by the built-in ppo agent, no torch) gives the module's legal logits and
     its greedy actions on the same observations."""
-    from agents import make_agent
-    from agents.ppo_agent import ExportedPolicy, write_policy
+    from bali_env.agents import make_agent
+    from bali_env.agents.ppo import ExportedPolicy, write_policy
 
     module = _module([32, 16])
     obs, masks = _observations(300)
@@ -158,9 +159,9 @@ def test_rllib_flags_are_validated_before_anything_starts(flags, named, tmp_path
 
 
 def test_bali_train_framework_rllib_hands_over_and_an_unreachable_cluster_fails_fast(tmp_path, capsys):
-    """``bali train --framework rllib`` reaches training.rllib (its flags, its errors); a cluster
+    """``bali train --framework rllib`` reaches bali_env.training.rllib (its flags, its errors); a cluster
     address nobody listens on is one line, exit 2, within seconds, nothing written."""
-    from bali_env.cli import main as cli_main
+    from bali_env.apps.cli import main as cli_main
 
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as exc:
@@ -186,7 +187,7 @@ def test_rllib_run_is_interrupted_resumed_and_summarised(tmp_path):
     small = ["--env-runners", "1", "--envs-per-runner", "8", "--batch-size", "1000", "--minibatch-size", "250",
              "--net", "32,32", "--eval-every", "1000", "--eval-games", "4", "--final-eval-games", "4",
              "--snapshot-every", "1000", "--pool-size", "2", "--no-progress"]
-    proc = subprocess.Popen([sys.executable, "-m", "training.rllib", "--steps", "1e9", *small, "--out", str(out)],
+    proc = subprocess.Popen([*RLLIB, "--steps", "1e9", *small, "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while not (out / rllib.CHECKPOINT / "bali_progress.json").exists():
@@ -204,7 +205,7 @@ def test_rllib_run_is_interrupted_resumed_and_summarised(tmp_path):
     assert [r["opponent"] for r in first["final"]] == ["random", "greedy"]
     rows_before = (out / "eval.csv").read_text().splitlines()
     target = first["env_steps"] + 2000
-    done = subprocess.run([sys.executable, "-m", "training.rllib", "--resume", str(out), "--steps", str(target),
+    done = subprocess.run([*RLLIB, "--resume", str(out), "--steps", str(target),
                            "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     second = json.loads((out / "summary.json").read_text())
@@ -212,10 +213,10 @@ def test_rllib_run_is_interrupted_resumed_and_summarised(tmp_path):
     assert target <= second["env_steps"] < target + 1500
     rows_after = (out / "eval.csv").read_text().splitlines()
     assert rows_after[: len(rows_before)] == rows_before and len(rows_after) > len(rows_before)
-    again = subprocess.run([sys.executable, "-m", "training.rllib", "--resume", str(out), "--steps", str(target)],
+    again = subprocess.run([*RLLIB, "--resume", str(out), "--steps", str(target)],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "already reached its end" in again.stderr
-    code = ("import sys; from agents.tournament import run_tournament; "
+    code = ("import sys; from bali_env.arena import run_tournament; "
             f"r = run_tournament(['ppo:path={out / 'final.npz'}', 'random'], num_players=2, games=4, seed=1, "
             "workers=1, progress=False, out_dir=None); "
             "assert 'torch' not in sys.modules and 'ray' not in sys.modules; print(r.participants[0]['games'])")

@@ -33,7 +33,7 @@ from scenario import (
 )
 
 import bali_env
-from bali_env import core as C
+from bali_env import engine as C
 
 # ============================================================================= altar valuation
 
@@ -126,7 +126,7 @@ def _winners_of(s: np.ndarray) -> list[int]:
 
 def _decided_by(s: np.ndarray) -> str:
     """What decided the winner of the finished state ``s`` (``contract.final_result``)."""
-    from bali_env.contract import final_result
+    from bali_env.engine.contract import final_result
 
     return final_result(s)["decided_by"]
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents.mcts import MCTSAgent
-from agents.random_agent import RandomAgent
+from bali_env.agents.mcts import MCTSAgent
+from bali_env.agents.random_agent import RandomAgent
 from bali_env import engine as E
-from bali_env.api_check import CONFIGURATIONS, config_id
+from bali_env.envs.api_check import CONFIGURATIONS, config_id
 from scenario import face_down_twins, play_checked
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents.base import Agent, make_agent, register_agent
-from agents.tournament import (
+from bali_env.agents.base import Agent, make_agent, register_agent
+from bali_env.arena import (
     TournamentError,
     TournamentResult,
     compute_stats,
@@ -27,8 +27,8 @@ from agents.tournament import (
     run_tournament,
     wilson_interval,
 )
-from bali_env.cli import main as cli_main
-from bali_env.vector import BaliVectorEnv
+from bali_env.apps.cli import main as cli_main
+from bali_env.envs.batched import BaliVectorEnv
 
 
 class FirstLegal(Agent):
@@ -364,14 +364,14 @@ def test_cli_errors_exit_2(tmp_path, capsys):
                                  ["--agents", "greedy"], ["--agents", "a.py", "random"],
                                  ["--agents", "greedy", "random", "--workers", "0"],
                                  ["--agents", "ppo", "greedy", "random", "--players", "3"],
-                                 ["--agents", "ppo:path=examples/my_bot.py", "greedy"]])
+                                 ["--agents", "ppo:path=agents/my_bot.py", "greedy"]])
 def test_a_rejected_command_prints_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys, bad):
     """Tried as a new user would: every argument is checked before anything is printed or
     created, so a refused run writes no "writing to" line and no results folder."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    bad = [a.replace("path=examples/", f"path={root}/examples/") for a in bad]
+    bad = [a.replace("path=agents/", f"path={root}/agents/") for a in bad]
     monkeypatch.chdir(tmp_path)
     args = bad if "--players" in bad else [*bad, "--players", "2"]
     assert cli_main(["tournament", *args, "--no-progress"]) == 2
@@ -390,7 +390,7 @@ def test_two_runs_started_at_once_write_two_complete_folders(tmp_path):
     import subprocess
     import sys
 
-    args = [sys.executable, "-m", "bali_env.cli", "tournament", "--agents", "random", "random", "--players", "2",
+    args = [sys.executable, "-m", "bali_env.apps.cli", "tournament", "--agents", "random", "random", "--players", "2",
             "--games", "4", "--workers", "1", "--no-progress"]
     procs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
@@ -406,7 +406,7 @@ def test_two_runs_started_at_once_write_two_complete_folders(tmp_path):
 def test_a_second_run_into_the_same_folder_at_once_is_refused(tmp_path, capsys):
     """While a run writes to OUT, another run given the same --out stops at once (exit 2)
     instead of mixing its files into the first one's."""
-    from agents.tournament.journal import claim_out_dir
+    from bali_env.arena.journal import claim_out_dir
 
     with claim_out_dir(tmp_path / "out"):
         rc = cli_main(["tournament", "--agents", "random", "random", "--players", "2", "--games", "2", "--workers",
@@ -425,7 +425,7 @@ def test_new_output_dir_takes_a_suffix_on_collision(tmp_path):
 BOT = '''
 """A user's bot: always the first legal action."""
 import numpy as np
-from agents import Agent
+from bali_env.agents import Agent
 
 
 class FirstLegal(Agent):
@@ -494,7 +494,7 @@ def test_a_script_without_the_main_guard_fails_with_pythons_explanation(tmp_path
 
     (tmp_path / "bot.py").write_text(BOT)  # not batched: the games go to worker processes
     script = tmp_path / "unguarded.py"
-    script.write_text("from agents.tournament import run_tournament\n"
+    script.write_text("from bali_env.arena import run_tournament\n"
                       f"run_tournament([{str(tmp_path / 'bot.py:FirstLegal')!r}, 'random'], num_players=2, games=4, "
                       "seed=0, workers=2, progress=False)\n")
     out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -540,7 +540,7 @@ def _stats(out):
 def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path, capsys):
     """Finished games go to OUT/journal.jsonl; a journal cut short (a last line half written
     included) resumes to exactly the results of the uninterrupted run."""
-    from agents.tournament import read_journal
+    from bali_env.arena import read_journal
 
     specs = ["greedy", "random", "mcts:sims=10"]
     full = run_tournament(specs, num_players=2, games=12, seed=4, workers=1, out_dir=tmp_path / "a", progress=False)
@@ -610,7 +610,7 @@ def test_fault_then_resume_matches_an_uninterrupted_run(tmp_path, fault):
     args = ["--agents", "greedy", "random", "--players", "2", "--games", "3000", "--seed", "2", "--workers", "2",
             "--batch-size", "16", "--no-progress"]
     root = os.path.dirname(os.path.dirname(__file__))
-    cmd = [sys.executable, "-m", "bali_env.cli", "tournament", *args]
+    cmd = [sys.executable, "-m", "bali_env.apps.cli", "tournament", *args]
     proc = sp.Popen([*cmd, "--out", str(tmp_path / "cut")], cwd=root, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
     journal = tmp_path / "cut" / "journal.jsonl"
     deadline = time.time() + 300
@@ -648,8 +648,8 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
     """compile_share compiles, by argument types, exactly the overloads play_games then calls: no
     game step compiles a new signature (else the workers' shared-out first compile is wasted),
     and every job is given to exactly one worker."""
-    from agents.greedy.decide import greedy_decide_batch
-    from agents.tournament import compile_share, play_games
+    from bali_env.agents.greedy.decide import greedy_decide_batch
+    from bali_env.arena import compile_share, play_games
     from bali_env import engine as C
 
     kernels = (C.batch_reset_one, C.batch_step_serial, greedy_decide_batch)
@@ -662,11 +662,11 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
 
 
 def test_the_example_bot_follows_the_guide_and_beats_random():
-    """examples/my_bot.py (docs/bots.md's worked example) plays from its file spec in 2 worker
+    """agents/my_bot.py (docs/bots.md's worked example) plays from its file spec in 2 worker
     processes, with a setting, and beats random."""
     from pathlib import Path
 
-    bot = Path(__file__).resolve().parent.parent / "examples" / "my_bot.py"
+    bot = Path(__file__).resolve().parent.parent / "agents" / "my_bot.py"
     result = run_tournament([f"{bot}:PriestFirst:take_offerings=1", "random"], num_players=2, games=40, seed=0,
                             workers=2, progress=False)
     mine = result.participants[0]
@@ -677,8 +677,8 @@ def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(capsys):
     """At most QUICK_GAMES games of batched agents with their kernels compiled play in this
     process (starting workers would take longer than the games), and say nothing of compiling;
     slow agents and long runs go to the workers."""
-    from agents.tournament import QUICK_GAMES
-    from bali_env import vector
+    from bali_env.arena import QUICK_GAMES
+    from bali_env.envs import batched as vector
 
     vector.compile_kernels(2, False, False)
     assert vector.kernels_cached(2, False, False)
@@ -714,7 +714,7 @@ def _bali(args, cwd, cache=None, **kwargs):
     import sys
 
     env = dict(os.environ, **({"NUMBA_CACHE_DIR": str(cache)} if cache else {}))
-    return subprocess.run([sys.executable, "-m", "bali_env.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bali_env.apps.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, **kwargs)
 
 

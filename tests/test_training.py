@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import bali_env
-from agents import make_agent
-from agents.random_agent import RandomAgent
-from bali_env import core as C
-from bali_env.single import BaliSingleAgentEnv
+from bali_env.agents import make_agent
+from bali_env.agents.random_agent import RandomAgent
+from bali_env import engine as C
+from bali_env.envs.single import BaliSingleAgentEnv
 
 
 def test_single_agent_env_passes_gymnasium_checker():
@@ -65,7 +65,7 @@ def test_single_agent_env_gives_the_learner_its_own_terminal_reward(num_players)
 def test_sb3_vec_env_steps_the_learner_seat_only():
     """Each returned row is the learner's observation; dones carry the learner's ±1."""
     pytest.importorskip("stable_baselines3")
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=2))
@@ -90,7 +90,7 @@ def test_sb3_vec_env_steps_the_learner_seat_only():
 def test_short_lean_training_run_writes_what_sb3_writes(tmp_path):
     """The lean trainer: same files as MaskablePPO's run (its model as .pt), a policy that plays."""
     pytest.importorskip("stable_baselines3")
-    from training.train import parse_args, train
+    from bali_env.training.train import parse_args, train
 
     out = tmp_path / "lean"
     summary = train(parse_args([
@@ -125,7 +125,7 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "training.train", "--steps", "1e7", "--envs", "8", "--n-steps", "32",
+        [sys.executable, "-m", "bali_env.training.train", "--steps", "1e7", "--envs", "8", "--n-steps", "32",
          "--batch-size", "128", "--net", "16", "--eval-every", "1e9", "--final-eval-games", "2",
          "--opponents", "random:1,self:1", "--out", str(out), "--no-progress"],
         cwd=os.path.dirname(os.path.dirname(__file__)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -141,14 +141,14 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     assert summary["interrupted"] is True and summary["env_steps"] > 0
     assert (out / "final.npz").exists() and (out / "final.zip").exists()
     assert (out / "resume.pt").exists() and "--resume" in err
-    from training.train import parse_args
+    from bali_env.training.train import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--out", str(out)])
     logged = (out / "progress.csv").read_text().splitlines()
     stopped_at = summary["env_steps"]
     resumed = subprocess.run(
-        [sys.executable, "-m", "training.train", "--resume", str(out), "--steps", str(stopped_at + 1000)],
+        [sys.executable, "-m", "bali_env.training.train", "--resume", str(out), "--steps", str(stopped_at + 1000)],
         cwd=os.path.dirname(os.path.dirname(__file__)), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -163,7 +163,7 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
 def test_score_reward_is_the_learners_margin_over_ten():
     """reward="score": a finished game pays the learner (own final score - mean of the others) / 10."""
     pytest.importorskip("stable_baselines3")
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -190,8 +190,8 @@ def test_lean_ppo_rollout_and_advantages_match_sb3():
     import torch
     from stable_baselines3.common.buffers import RolloutBuffer
 
-    from training.lean import LeanPPO
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.training.lean import LeanPPO
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -224,9 +224,9 @@ def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
     pytest.importorskip("stable_baselines3")
     import torch
 
-    from training.lean import LeanPPO
-    from training.train import parse_args
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.training.lean import LeanPPO
+    from bali_env.training.train import parse_args
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -262,7 +262,7 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
     """A few thousand MaskablePPO steps with self-play: checkpoints, eval CSV, curve, final model
     that loads as an agent and plays a legal game."""
     pytest.importorskip("sb3_contrib")
-    from training.train import parse_args, train
+    from bali_env.training.train import parse_args, train
 
     out = tmp_path / "run"
     summary = train(parse_args([
@@ -292,9 +292,9 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
         assert o["action_mask"][a] == 1
         env.step(a)
     assert env.state_dict()["phase"] == "game_over"
-    # every evaluation exported its checkpoint; training.curve replays them against any opponent
-    from training.curve import checkpoints
-    from training.curve import main as curve_main
+    # every evaluation exported its checkpoint; bali_env.training.curve replays them against any opponent
+    from bali_env.training.curve import checkpoints
+    from bali_env.training.curve import main as curve_main
 
     points = checkpoints(out)
     assert [steps for steps, _ in points] == sorted(steps for steps, _ in points)
@@ -311,8 +311,8 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
 
 
 def test_curve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
-    """training.curve names what is wrong before playing anything."""
-    from training.curve import main as curve_main
+    """bali_env.training.curve names what is wrong before playing anything."""
+    from bali_env.training.curve import main as curve_main
 
     with pytest.raises(SystemExit) as exc:
         curve_main([str(tmp_path)])
@@ -327,7 +327,7 @@ def test_self_play_snapshot_is_a_frozen_numpy_copy():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -354,7 +354,7 @@ def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
 
     def pool_and_env() -> tuple[OpponentPool, BaliSB3VecEnv]:
         pool = OpponentPool(seed=5)
@@ -406,7 +406,7 @@ def test_training_resumes_from_its_checkpoint(tmp_path, trainer):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from training.train import CHECKPOINT, TrainingError, parse_args, train
+    from bali_env.training.train import CHECKPOINT, TrainingError, parse_args, train
 
     out = tmp_path / "run"
     first = train(parse_args([
@@ -443,9 +443,9 @@ def test_training_resumes_from_its_checkpoint(tmp_path, trainer):
 def test_privileged_features_are_the_true_state_from_the_learners_chair():
     """The critic's features: true offerings by relative seat, altar counts and values, and the
     score of every relative seat if the game ended now (contract.score_breakdown)."""
-    from bali_env.contract import final_result, score_breakdown
-    from bali_env.vector import BaliVectorEnv
-    from training.privileged import N_PRIVILEGED, privileged_features
+    from bali_env.engine.contract import final_result, score_breakdown
+    from bali_env.envs.batched import BaliVectorEnv
+    from bali_env.training.privileged import N_PRIVILEGED, privileged_features
 
     venv = BaliVectorEnv(12, num_players=3, oracle=True, seed=5)
     venv.reset()
@@ -495,11 +495,11 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.features import feature_count, policy_input
+    from bali_env.agents.features import feature_count, policy_input
     from bali_env.engine import OBS_DIM
-    from agents.ppo_agent import ExportedPolicy, PPOAgent, export_policy
-    from agents.sb3_agent import SB3Agent
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.agents.ppo import ExportedPolicy, PPOAgent, export_policy
+    from bali_env.agents.sb3 import SB3Agent
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     torch.manual_seed(0)
     pool = OpponentPool(seed=0)
@@ -557,7 +557,7 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
 
 def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypatch, tmp_path):
     """make_agent("ppo") picks the shipped file for the game's player count, or says none exists."""
-    import agents.ppo_agent as P
+    import bali_env.agents.ppo as P
 
     monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
     agent = make_agent("ppo", seed=0)
@@ -573,7 +573,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     import subprocess
     import sys
 
-    import agents.ppo_agent as P
+    import bali_env.agents.ppo as P
 
     path = P.shipped_policy(num_players)
     if not path.is_file():
@@ -583,7 +583,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     obs, masks = _observations(num_players, 300)
     actions = make_agent("ppo", seed=0).act_batch(obs, masks)
     assert (masks[np.arange(len(actions)), actions] == 1).all()
-    code = ("import sys, numpy as np, bali_env; from agents import make_agent; e = bali_env.env(num_players="
+    code = ("import sys, numpy as np, bali_env; from bali_env.agents import make_agent; e = bali_env.env(num_players="
             f"{num_players}); e.reset(seed=0); o = e.observe(e.agent_selection); "
             "a = make_agent('ppo').act(o['observation'], o['action_mask']); assert o['action_mask'][a] == 1; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
@@ -599,7 +599,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
 ])
 def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path, capsys):
     """A bad flag: exit 2 with a message naming it, and nothing written."""
-    from training.train import parse_args
+    from bali_env.training.train import parse_args
 
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as exc:
@@ -611,7 +611,7 @@ def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path
 
 def test_train_out_must_be_writable(tmp_path, capsys):
     """An --out below a file (or an unwritable folder) is refused up front."""
-    from training.train import parse_args
+    from bali_env.training.train import parse_args
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -624,8 +624,8 @@ def test_train_out_must_be_writable(tmp_path, capsys):
 
 @pytest.mark.parametrize("flags", [["--steps", "0"], ["--opponents", "self:x"], ["--opponents", "nobody"]])
 def test_throughput_flags_are_validated(flags, capsys):
-    """python -m training.throughput refuses bad flags before measuring anything."""
-    from training.throughput import main
+    """python -m benchmarks.throughput refuses bad flags before measuring anything."""
+    from benchmarks.throughput import main
 
     with pytest.raises(SystemExit) as exc:
         main(flags)
@@ -637,7 +637,7 @@ def test_resume_refuses_a_folder_without_a_usable_checkpoint(tmp_path, capsys):
     """--resume needs config.json and a readable resume.pt; each problem is one line, exit 2,
     before anything is written."""
     pytest.importorskip("torch")
-    from training.train import main
+    from bali_env.training.train import main
 
     out = tmp_path / "run"
     out.mkdir()
@@ -662,9 +662,9 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo_agent import ExportedPolicy, export_policy
-    from training.train import load_actor, main, make_model, parse_args
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.agents.ppo import ExportedPolicy, export_policy
+    from bali_env.training.train import load_actor, main, make_model, parse_args
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -699,8 +699,8 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from training.train import load_actor, main, make_model, parse_args
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.training.train import load_actor, main, make_model, parse_args
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -736,9 +736,9 @@ def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from agents.ppo_agent import ExportedPolicy, export_policy
-    from training.train import init_problem, load_actor, make_model, parse_args
-    from training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.agents.ppo import ExportedPolicy, export_policy
+    from bali_env.training.train import init_problem, load_actor, make_model, parse_args
+    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -775,8 +775,8 @@ def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
 def test_mcts_opponents_join_the_pool_and_survive_a_checkpoint():
     """``--opponents greedy:1,mcts:2 --mcts-sims N`` puts ``mcts:sims=N`` in the pool with its
     weight; the pool's checkpoint rebuilds it with its search stream, so it plays on the same."""
-    from training.pool import OpponentPool, build_pool
-    from training.train import parse_args
+    from bali_env.training.pool import OpponentPool, build_pool
+    from bali_env.training.train import parse_args
 
     args = parse_args(["--opponents", "greedy:1,mcts:2", "--mcts-sims", "30", "--seed", "4"])
     pool = build_pool(args)

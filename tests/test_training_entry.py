@@ -1,4 +1,4 @@
-"""The shape both training commands share (``training.entry``, ``training.options``): exit codes
+"""The shape both training commands share (``bali_env.training.entry``, ``bali_env.training.options``): exit codes
 (2 for bad input, 130 for an interrupt, 0 otherwise), nothing created by a rejected command line,
 one output folder per run (a new one without ``--out``; an ``--out`` claimed exclusively, so two
 runs started at once never share a folder), the clean stop's flag, and the run's counters as the
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-import training.train as train_module
-from training.entry import TrainingError, run_command
-from training.options import claim_out
-from training.progress import StopOnSignals
-from training.train import main, parse_args
+import bali_env.training.train as train_module
+from bali_env.training.entry import TrainingError, run_command
+from bali_env.training.options import claim_out
+from bali_env.training.progress import StopOnSignals
+from bali_env.training.train import main, parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -182,7 +182,7 @@ def test_stop_on_signals_first_signal_stops_second_quits():
 def test_run_progress_reads_and_writes_the_checkpoint_format():
     """The counters a checkpoint saved before ``RunProgress`` (a plain dict) load unchanged and
     are saved back as the same dict, so old checkpoints resume and new ones look the same."""
-    from training.loop import RunProgress
+    from bali_env.training.loop import RunProgress
 
     old = {"due": {"snapshot": 2e5, "eval": 3e6}, "eval_rows": [{"steps": 1024, "opponent": "random"}],
            "steps": 1024, "elapsed": 12.5, "loop_seconds": 11.0, "eval_seconds": 2.0, "sessions": 1,
@@ -196,18 +196,18 @@ def test_run_progress_reads_and_writes_the_checkpoint_format():
 
 
 def test_training_modules_do_not_import_each_other():
-    """No two modules of ``training`` import each other, counting imports inside functions."""
+    """No two modules of ``bali_env.training`` import each other, counting imports inside functions."""
     import ast
 
-    folder = ROOT / "training"
+    folder = ROOT / "bali_env" / "training"
     graph: dict[str, set[str]] = {}
     for path in folder.glob("*.py"):
         deps = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 deps.add(node.module)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("training."):
-                deps.add(node.module.split(".")[1])
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bali_env.training."):
+                deps.add(node.module.split(".")[2])
         graph[path.stem] = deps
     pairs = [(a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ())]
     assert pairs == []
@@ -221,7 +221,7 @@ def test_two_training_runs_started_at_once_write_two_complete_folders(tmp_path):
     tiny = ["--steps", "256", "--envs", "4", "--n-steps", "64", "--batch-size", "128", "--net", "8",
             "--eval-every", "1e9", "--final-eval-games", "2", "--opponents", "random:1", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "training.train", *tiny, "--seed", str(k)], cwd=tmp_path,
+    procs = [subprocess.Popen([sys.executable, "-m", "bali_env.training.train", *tiny, "--seed", str(k)], cwd=tmp_path,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
     for proc in procs:
         _, err = proc.communicate(timeout=600)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env import core as C
-from bali_env.vector import PARALLEL_MIN_ENVS, BaliVectorEnv, rollout
+from bali_env import engine as C
+from bali_env.envs.batched import PARALLEL_MIN_ENVS, BaliVectorEnv, rollout
 
 CONFIGS = list(itertools.product((2, 3, 4), (False, True), (False, True)))
 

@@ -8,7 +8,7 @@ import pytest
 
 import bali_env
 from bali_env import engine as E
-from bali_env.api_check import CONFIGURATIONS, config_id
+from bali_env.envs.api_check import CONFIGURATIONS, config_id
 
 
 @pytest.mark.parametrize("config", CONFIGURATIONS, ids=config_id)

@@ -1,4 +1,4 @@
-"""The picture of the table (``bali_env.viewer.render_svg``): well-formed SVG for every
+"""The picture of the table (``bali_env.pictures.render_svg``): well-formed SVG for every
 configuration; exact numbers on exact positions built with the ``reset`` options (the market
 column by column in take order, the supply, the deck, stones, hands, tableaus); bounds where the
 view only bounds; the demon, the oracles, the final scores; labels escaped; colours that
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.api_check import config_id
-from bali_env.contract import final_result
-from bali_env.render import public_view
-from bali_env.view import decode_observation
-from bali_env.viewer import render_svg
-from bali_env.viewer.style import CARD_COLOURS, CATEGORY_COLOURS
+from bali_env.envs.api_check import config_id
+from bali_env.engine.contract import final_result
+from bali_env.pictures.text import public_view
+from bali_env.engine.decode import decode_observation
+from bali_env.pictures import render_svg
+from bali_env.pictures.style import CARD_COLOURS, CATEGORY_COLOURS
 from scenario import CF, PF, PR, RF, SC, SH, BF, Game, market
 
 NS = "{http://www.w3.org/2000/svg}"

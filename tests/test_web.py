@@ -15,11 +15,11 @@ pytest.importorskip("starlette", reason="the web extra (Starlette, uvicorn) is n
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from agents.web.app import create_app  # noqa: E402
-from agents.web.serve import main as serve_main  # noqa: E402
+from bali_env.apps.web.app import create_app  # noqa: E402
+from bali_env.apps.web.serve import main as serve_main  # noqa: E402
 
 FAILING_BOT = '''
-from agents.base import Agent
+from bali_env.agents.base import Agent
 
 class Failing(Agent):
     name = "failing"
@@ -61,7 +61,7 @@ def test_a_whole_game_through_the_api(client):
     assert "=== Final scoring ===" in final["scoring"]
     record = final["record"]
     assert record["agents"] == ["greedy", "human"] and record["final_scores"] is not None
-    from bali_env.records import validate_record
+    from bali_env.envs.records import validate_record
 
     validate_record(record)
     assert len(final["log"]) == len(record["actions"])
@@ -183,7 +183,7 @@ def test_several_games_at_once():
 
 
 def test_results_are_browsed_inside_their_folder(tmp_path):
-    from agents.tournament import run_tournament
+    from bali_env.arena import run_tournament
 
     root = tmp_path / "results"
     run_tournament(["greedy", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=root / "run1",

@@ -26,6 +26,9 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``observe.py`` | 5 | the observation encoder; ``obs_one_hot`` / ``obs_count`` / ``obs_num_players`` read it |
 | ``determinization.py`` | 5 | its inverse: ``determinize`` samples a full state consistent with an |
 | | | observation (``check_observation`` first); the search plays on such samples |
+| ``decode.py`` | 5 | the observation decoder: ``decode_observation`` (an ``ObservationView`` of counts) |
+| ``contract.py`` | 4, 6-8 | the public contract in Python: action names and checks, ``reset`` options, |
+| | | ``state_dict()``, ``final_result``, state checks |
 | ``batch.py`` | | batched stepping and whole random games (rollouts) |
 | ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
 

@@ -2,7 +2,7 @@
 
 - ``batch_reset`` / ``batch_step_parallel`` / ``batch_step_serial``: one call deals or steps N
   games, writing observations, masks, rewards into caller-owned buffers; a finished game records
-  its rewards, scores and winners and is dealt anew (``bali_env.vector.BaliVectorEnv``).
+  its rewards, scores and winners and is dealt anew (``bali_env.envs.batched.BaliVectorEnv``).
 - ``random_legal_action``: the uniform random policy, on a SplitMix64 stream.
 - ``rollout_states`` / ``rollout_new_games``: play games to the end with that policy.
 """

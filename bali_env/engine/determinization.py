@@ -12,7 +12,7 @@ drawn from the SplitMix64 stream ``rng``, only among the cards the observer cann
   below the known top cards.
 
 It is a kernel (no checks): ``check_observation`` first, for anything that did not come from
-``observe``. The search (``agents.search``) samples one state per iteration with it.
+``observe``. The search (``bali_env.agents.mcts_search``) samples one state per iteration with it.
 """
 
 from __future__ import annotations

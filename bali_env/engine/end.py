@@ -15,15 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ids import (
-    COLUMN_SIZE,
-    MAX_PLAYERS,
-    N_CATEGORIES,
-    PH_GAME_OVER,
-    SHRINE,
-    SHRINE_POINTS,
-    STONES_PER_POINT,
-)
+from .ids import COLUMN_SIZE, MAX_PLAYERS, N_CATEGORIES, PH_GAME_OVER, SHRINE, SHRINE_POINTS, STONES_PER_POINT
 from .state import (
     S_ALTAR_LEN,
     S_NUM_PLAYERS,

@@ -6,8 +6,8 @@ scale (a slot holds ``count / scale``; one-hots have scale 1), the highest value
 space allows, and what it means. Everything else is derived from this table: the offsets and
 scales the encoder (``observe.py``) and its inverse (``determinization.py``) use,
 ``observation_slot_names()``, ``OBS_HIGH`` (the observation space's upper bound), the
-documentation tables (``markdown_table``), and ``bali_env.view.decode_observation``. A change
-of layout is one edit here (then ``python -m bali_env.docgen`` rewrites the docs).
+documentation tables (``markdown_table``), and ``bali_env.engine.decode.decode_observation``. A change
+of layout is one edit here (then ``python -m bali_env.apps.docgen`` rewrites the docs).
 
 The four seat blocks (relative seats 0 = you, 1 = your left, ...) repeat ``SEAT_FIELDS``.
 """

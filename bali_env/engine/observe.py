@@ -4,7 +4,7 @@
 declares (offsets and scales come from there), and the action mask (all 0 unless ``p`` decides
 now). Only what ``p`` may know goes in: others' offering cards as the public bounds, the altar
 categories ``p`` saw, no deck order. ``obs_one_hot``, ``obs_count`` and ``obs_num_players`` read
-fields back (for the agents' Numba kernels, ``determinization.py`` and ``bali_env.view``).
+fields back (for the agents' Numba kernels, ``determinization.py`` and ``bali_env.engine.decode``).
 """
 
 from __future__ import annotations

@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 import bali_env
-from agents import make_agent
+from bali_env.agents import make_agent
 from bali_env import engine as C
-from bali_env.records import load_record, make_record, save_record
-from bali_env.single import BaliSingleAgentEnv
-from bali_env.vector import BaliVectorEnv, rollout
+from bali_env.envs.records import load_record, make_record, save_record
+from bali_env.envs.single import BaliSingleAgentEnv
+from bali_env.envs.batched import BaliVectorEnv, rollout
 
 CLEAN = (TypeError, ValueError, IndexError, RuntimeError)
 rng = np.random.default_rng(int(sys.argv[1]))

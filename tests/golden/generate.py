@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import bali_env
-from agents import make_agent
+from bali_env.agents import make_agent
 
 HERE = Path(__file__).resolve().parent
 CASES = [(2, False, False, 1), (2, True, True, 2), (3, True, False, 3), (3, False, True, 4), (4, False, False, 5),
@@ -62,7 +62,7 @@ def agents_line(num_players: int) -> str:
 # ----------------------------------------------------------------------------- observation text
 def _obs_slots() -> tuple[tuple[str, float, float], ...]:
     """``(name, scale, high)`` per observation slot (value = count / scale)."""
-    return tuple(bali_env.core.OBS_SLOTS)
+    return tuple(bali_env.engine.OBS_SLOTS)
 
 
 @cache

@@ -1,6 +1,6 @@
 """Regression goldens of the greedy heuristic (``tests/golden/greedy/decisions.npz``), recorded
 from the two-implementation heuristic of commit a64b2ee (``agents/greedy.py``'s Python scorers and
-``agents/greedy_kernels.py``'s Numba port), before they were merged into ``agents/greedy/``.
+``agents/greedy_kernels.py``'s Numba port), before they were merged into ``bali_env/agents/greedy/``.
 
 The file holds observations and masks of the player to move in 2 games of each of the 12
 configurations (2-4 players, with and without the oracle and demon variants; greedy on one seat,
@@ -13,7 +13,7 @@ choice (``tests/scenario.py``), and per row:
 - ``batch_choice``: ``GreedyAgent(seed=0).act_batch(obs, masks)`` over all rows in one call;
 - ``keys`` / ``keyed_choice`` / ``other_keyed_choice``: ``act_batch_keyed(obs, masks, keys)`` of
   ``GreedyAgent(seed=0)`` and ``GreedyAgent(seed=0, **OTHER)`` (what tournaments call);
-- ``tournament_*``: the actions of a few ``agents.tournament.play_games`` games (greedy against
+- ``tournament_*``: the actions of a few ``bali_env.arena.play_games`` games (greedy against
   random, see ``TOURNAMENTS``), concatenated, with each game's length.
 
 The file was recorded from a checkout of that commit (the Python scorer no longer exists)::
@@ -22,7 +22,7 @@ The file was recorded from a checkout of that commit (the Python scorer no longe
     python tests/golden/greedy/generate.py --code /tmp/before
 
 After an intended change of the heuristic, record the current code (its scores and best sets then
-come from its kernel, ``agents.greedy.decide.greedy_scores``) and say why in the commit::
+come from its kernel, ``bali_env.agents.greedy.decide.greedy_scores``) and say why in the commit::
 
     python tests/golden/greedy/generate.py --code .
 """
@@ -51,9 +51,9 @@ def collect() -> tuple[np.ndarray, np.ndarray]:
     on seat ``game % n``; random players elsewhere), each game's final observation of seat 0 and
     the drained-chilies farmer choice."""
     import bali_env
-    from agents.greedy import GreedyAgent
-    from agents.random_agent import RandomAgent
-    from bali_env.api_check import CONFIGURATIONS
+    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.envs.api_check import CONFIGURATIONS
     from scenario import drain_chilies_game
 
     observations, masks = [], []
@@ -84,10 +84,10 @@ def collect() -> tuple[np.ndarray, np.ndarray]:
 
 def recorded_scores(obs: np.ndarray, masks: np.ndarray, **weights: float) -> tuple[np.ndarray, np.ndarray]:
     """The best sets (bool [N, N_ACTIONS]) and scores (-inf: none) of the recorded code: its Python
-    scorer (``agents.greedy._SCORERS``) if it has one, else its kernel (``greedy_scores``)."""
+    scorer (``bali_env.agents.greedy._SCORERS``) if it has one, else its kernel (``greedy_scores``)."""
     import bali_env
-    from agents import greedy
-    from agents.greedy import GreedyAgent
+    from bali_env.agents import greedy
+    from bali_env.agents.greedy import GreedyAgent
 
     agent = GreedyAgent(seed=0, **weights)
     best = np.zeros(masks.shape, dtype=bool)
@@ -102,8 +102,8 @@ def recorded_scores(obs: np.ndarray, masks: np.ndarray, **weights: float) -> tup
             got = scorer(agent, agent._context(view), legal) if scorer is not None else {}
             scores[i, legal] = [got.get(a, -np.inf) for a in legal]
         else:
-            from agents.greedy.decide import greedy_scores
-            from agents.greedy.slots import new_workspace
+            from bali_env.agents.greedy.decide import greedy_scores
+            from bali_env.agents.greedy.slots import new_workspace
 
             v, x, row, _ = new_workspace()
             greedy_scores(obs[i], masks[i], agent.params(), v, x, row)
@@ -118,7 +118,7 @@ def recorded_scores(obs: np.ndarray, masks: np.ndarray, **weights: float) -> tup
 
 def tournament_actions() -> tuple[np.ndarray, np.ndarray]:
     """The actions of the ``TOURNAMENTS`` games, concatenated, and the length of each game."""
-    from agents.tournament import play_games
+    from bali_env.arena import play_games
 
     actions, lengths = [], []
     for n, oracle, demon, seed, games in TOURNAMENTS:
@@ -137,12 +137,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     sys.path[:0] = [str(Path(args.code).resolve()), str(HERE.parent.parent)]  # its code, then tests/scenario.py
-    from agents import greedy
-    from agents.base import decision_keys
+    from bali_env.agents import greedy
+    from bali_env.agents.base import decision_keys
 
     print(f"recording {greedy.__file__}")
     obs, masks = collect()
-    from agents.greedy import GreedyAgent
+    from bali_env.agents.greedy import GreedyAgent
 
     keys = decision_keys(7, np.arange(len(obs)), np.zeros(len(obs)), np.arange(len(obs)))
     out = {"obs": obs, "masks": masks, "keys": keys,

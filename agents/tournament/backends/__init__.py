@@ -1,1 +1,0 @@
-"""Where a tournament's games can be played besides local worker processes: ``ray.py`` (Ray tasks)."""

@@ -1,0 +1,142 @@
+"""``ppo+search``: information-set search guided by a trained policy and its value head (PUCT).
+
+AlphaZero's search over the hidden-information game: for every decision, ``sims`` descents each
+sample a full state consistent with the agent's own observation (the engine's ``determinize``),
+walk the tree by PUCT with the policy's probabilities as priors, and stop at a new position,
+which the network evaluates (its priors for the next descents, its value head's expected win
+share for every seat, backed up the path) instead of a random playout. The agent plays the
+most visited action. The tree work is Numba (``bali_env.agents.puct_search``); the network runs in NumPy on
+all the leaves of a round at once (``leaves`` per tree per round, with a virtual loss), over
+every position of a batch together (tournaments, training opponents).
+
+Settings (``make_agent("ppo+search:sims=400,c=1.5")``): ``sims`` descents per decision after the
+root's own evaluation (default 800; rounded up to whole rounds), ``c`` the exploration weight
+(default 1.5), ``leaves`` descents per tree per round (default 16),
+``path`` a policy file with a value head (default: the shipped one for the game's player count;
+``bali fit-value`` adds a head to a file). A forced move is played without searching.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM, STATE_DTYPE, STATE_SIZE
+
+from . import puct_search as K
+from .base import Agent, check_keys, check_observations
+from .mcts import _stream_state, check_position
+from .ppo import ExportedPolicy, PPOAgent
+
+MAX_DEPTH = 1024  #: decisions a descent may go down before it evaluates where it stands
+
+
+class PolicySearchAgent(Agent):
+    """Policy-guided information-set search (see the module docstring)."""
+
+    batched = True
+
+    def __init__(self, seed: int | None = None, sims: int = 800, c: float = 1.5, leaves: int = 16,
+                 path: str | Path | None = None) -> None:
+        for name, value in (("sims", sims), ("leaves", leaves)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ValueError(f"ppo+search setting {name} must be a positive int, got {value!r}")
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not 0 <= c < np.inf:
+            raise ValueError(f"ppo+search setting c must be a finite number >= 0, got {c!r}")
+        self.sims, self.c = int(sims), float(c)
+        self.leaves = min(int(leaves), self.sims)
+        self._policy = PPOAgent(path=path) if path is not None else PPOAgent()
+        if path is not None:
+            self._check_value(self._policy._policy_for(0))
+        self.name = "ppo+search" if path is None else f"ppo+search:{Path(path).stem}"
+        super().__init__(seed)
+
+    @staticmethod
+    def _check_value(policy: ExportedPolicy) -> ExportedPolicy:
+        if policy.value_weights is None:
+            where = policy.path or "the policy"
+            raise ValueError(f"ppo+search needs a policy with a value head; {where} has none "
+                             "(add one: bali fit-value POLICY --out FILE.npz, then ppo+search:path=FILE.npz)")
+        return policy
+
+    def check_players(self, num_players: int) -> None:
+        """ValueError unless there is a policy with a value head for ``num_players``."""
+        self._check_value(self._policy._policy_for(num_players))
+
+    def compile_kernels(self) -> None:
+        """Compile (or load) the search and feature kernels on a dealt 2-player position."""
+        import bali_env
+
+        self._policy.compile_kernels()
+        env = bali_env.raw_env(num_players=2)
+        env.reset(seed=0)
+        o = env.observe(env.agent_selection)
+        while o["action_mask"].sum() < 2:
+            env.step(int(o["action_mask"].argmax()))
+            o = env.observe(env.agent_selection)
+        probe = PolicySearchAgent(seed=0, sims=2, leaves=2)
+        probe._policy = self._policy  # the policies this agent already loaded
+        probe.act(o["observation"], o["action_mask"])
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The most visited legal action of one search (checked first, like ``act_batch``)."""
+        obs, masks = check_observations(observation, action_mask)
+        if obs.shape[0] != 1:
+            raise ValueError(f"act takes one observation, got {obs.shape[0]}")
+        return int(self.act_batch(obs, masks)[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """One action per row (``act_batch_keyed`` with keys from the agent's generator)."""
+        keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64)
+        return self.act_batch_keyed(observations, action_masks, keys.astype(np.uint64))
+
+    def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Row i's action is what ``seed(keys[i])`` then ``act`` gives; all rows searched together."""
+        obs, masks = check_observations(observations, action_masks)
+        keys = check_keys(keys, len(obs))
+        out = np.argmax(masks, axis=1).astype(np.int64)  # forced moves are played without searching
+        rows = np.flatnonzero(masks.sum(axis=1) > 1)
+        counts = MIN_PLAYERS + np.argmax(obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS], axis=1)
+        for n in np.unique(counts[rows]):
+            part = rows[counts[rows] == n]
+            for i in part:
+                check_position(obs[i], masks[i])
+            policy = self._check_value(self._policy._policy_for(int(n)))
+            visits = self.search(obs[part], masks[part], keys[part], policy)
+            out[part] = np.argmax(visits, axis=1)  # the lowest id among the most visited
+        return out
+
+    def search(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray, policy: ExportedPolicy) -> np.ndarray:
+        """The root visits per action ([N, N_ACTIONS]) of one search per checked row."""
+        trees, per = len(obs), self.leaves
+        players = MIN_PLAYERS + int(np.argmax(obs[0, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS]))
+        cap = -(-self.sims // per) * per + 2  # at most one new node a descent, and the root
+        child = np.empty((trees, cap, N_ACTIONS), dtype=np.int32)
+        visits = np.zeros((trees, cap), dtype=np.int64)
+        value = np.zeros((trees, cap), dtype=np.float64)
+        mover = np.zeros((trees, cap), dtype=np.int64)
+        logits = np.zeros((trees, cap, N_ACTIONS), dtype=np.float32)
+        prior_v = np.zeros((trees, cap), dtype=np.float64)
+        expanded = np.zeros((trees, cap), dtype=np.int8)
+        n_nodes = np.zeros(trees, dtype=np.int64)
+        states = np.zeros((trees * per, STATE_SIZE), dtype=STATE_DTYPE)
+        paths = np.zeros((trees * per, MAX_DEPTH), dtype=np.int64)
+        depths = np.zeros(trees * per, dtype=np.int64)
+        leaf_obs = np.zeros((trees * per, OBS_DIM), dtype=np.float32)
+        leaf_masks = np.zeros((trees * per, N_ACTIONS), dtype=np.int8)
+        streams = np.array([_stream_state(int(k)) for k in keys], dtype=np.uint64)
+        roots = np.ascontiguousarray(obs, dtype=np.float32)
+        K.puct_reset(child, visits, value, prior_v, expanded, n_nodes)
+        for used in [trees] + [trees * per] * (-(-self.sims // per)):  # the roots alone, then full rounds
+            K.puct_descend(roots, streams, self.c, child, visits, value, mover, logits, prior_v, expanded, n_nodes,
+                           states[:used], paths[:used], depths[:used], leaf_obs[:used], leaf_masks[:used])
+            rows = np.flatnonzero(depths[:used] >= 0)
+            if len(rows) == 0:
+                continue
+            x = policy.input(leaf_obs[rows], leaf_masks[rows], checked=True)
+            K.puct_expand(rows, policy.forward(x), policy.seat_values(x, players).astype(np.float64), states[:used],
+                          paths[:used], depths[:used], logits, prior_v, expanded, value, mover)
+        out = np.zeros((trees, N_ACTIONS), dtype=np.int64)
+        K.root_visits(child, visits, np.ascontiguousarray(masks), out)
+        return out

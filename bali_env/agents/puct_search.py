@@ -1,0 +1,184 @@
+"""The policy-guided search's Numba kernels: information-set PUCT over the engine's rules.
+
+A batch of trees (one per position searched) grows in lockstep, ``leaves`` descents per tree per
+round, so that the network evaluates every round's leaves of every tree in one NumPy batch:
+
+- ``puct_reset``: empty the trees (the root, not yet evaluated, remains);
+- ``puct_descend``: per tree, ``leaves`` times: sample a full state consistent with the root
+  observation (the engine's ``determinize``: the search never sees more than the observation),
+  walk down the tree choosing by PUCT (the child's mean value for the seat to move, plus ``c``
+  times the policy's prior for that action, renormalised over the actions legal in this sample,
+  times sqrt(parent visits) / (1 + child visits)), add at most one node, and stop at the first
+  node that has not been evaluated (its seat-to-move observation and legal actions are written
+  for the network) or at the end of the game (the true win shares are backed up at once). Visits
+  are counted on the way down, so the descents of one round spread out (a virtual loss);
+- ``puct_expand``: store the network's prior logits and value at each evaluated leaf and back the
+  values up the path: each node on it gains the expected win share of the seat that moved into
+  it (the value head's share for that seat; a one-output head gives the seat to move its value
+  and each other seat an equal part of the rest, ``ExportedPolicy.seat_values``).
+
+Every tree reads only its own random stream, so a tree's search does not depend on the batch or
+the thread count.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from numba import njit, prange
+
+from bali_env.engine import numba_cache
+
+numba_cache.cover(__file__, str(Path(__file__).with_name("mcts_search.py")))  # they call the engine and win_shares
+
+from bali_env.engine import (  # noqa: E402
+    MAX_PLAYERS,
+    N_ACTIONS,
+    PH_GAME_OVER,
+    S_NUM_PLAYERS,
+    S_PHASE,
+    S_TO_MOVE,
+    apply_action,
+    determinize,
+    legal_mask,
+    observe,
+)
+
+from .mcts_search import win_shares  # noqa: E402
+
+
+@njit(cache=True)
+def puct_reset(child, visits, value, prior_v, expanded, n_nodes):
+    """Empty every tree: only its root (node 0, not evaluated) remains."""
+    for t in range(child.shape[0]):
+        n_nodes[t] = 1
+        child[t, 0, :] = -1
+        visits[t, 0] = 0
+        value[t, 0] = 0.0
+        prior_v[t, 0] = 0.5
+        expanded[t, 0] = 0
+
+
+@njit(cache=True)
+def _select(weights, mask, child, visits, value, prior_v, node, c):
+    """The PUCT choice at ``node`` over the actions of ``mask`` (the lowest id among equals): the
+    prior is the node's softmax weight of the action over the legal ones' total; an unvisited
+    child counts the node's own evaluated value (first-play urgency)."""
+    total = 0.0
+    for a in range(N_ACTIONS):
+        if mask[a]:
+            total += weights[node, a]
+    scale = c * np.sqrt(max(visits[node], 1)) / total
+    best = -1
+    best_u = -np.inf
+    for a in range(N_ACTIONS):
+        if mask[a]:
+            ch = child[node, a]
+            n = visits[ch] if ch >= 0 else 0
+            q = value[ch] / n if n > 0 else prior_v[node]
+            u = q + scale * weights[node, a] / (1.0 + n)
+            if u > best_u:
+                best_u = u
+                best = a
+    return best
+
+
+@njit(cache=True)
+def _descend_one(root, rng, c, child, visits, value, mover, logits, prior_v, expanded, n_nodes, s, path, mask,
+                 reward, leaf_obs, leaf_mask):
+    """One descent of one tree (see ``puct_descend``); returns the path depth, or -1 - depth when
+    the sample's game ended on the way (its win shares already backed up)."""
+    determinize(root, rng, s)
+    node = 0
+    depth = 0
+    path[0] = 0
+    visits[0] += 1
+    limit = path.shape[0] - 1
+    while True:
+        if s[S_PHASE] == PH_GAME_OVER:
+            win_shares(s, reward)
+            for d in range(1, depth + 1):
+                value[path[d]] += reward[mover[path[d]]]
+            return -1 - depth
+        if not expanded[node] or depth == limit:
+            observe(s, s[S_TO_MOVE], leaf_obs, leaf_mask)
+            return depth
+        legal_mask(s, mask)
+        seat = s[S_TO_MOVE]
+        a = _select(logits, mask, child, visits, value, prior_v, node, c)
+        ch = child[node, a]
+        if ch < 0:
+            ch = n_nodes[0]
+            n_nodes[0] = ch + 1
+            child[ch, :] = -1
+            visits[ch] = 0
+            value[ch] = 0.0
+            prior_v[ch] = 0.5
+            expanded[ch] = 0
+            mover[ch] = seat
+            child[node, a] = ch
+        apply_action(s, a)
+        node = ch
+        depth += 1
+        path[depth] = node
+        visits[node] += 1
+
+
+@njit(cache=True, parallel=True)
+def puct_descend(roots, streams, c, child, visits, value, mover, logits, prior_v, expanded, n_nodes, states, paths,
+                 depths, leaf_obs, leaf_masks):
+    """``L = len(states) // len(roots)`` descents of every tree (rows ``t*L .. t*L+L-1`` of the
+    per-descent arrays belong to tree t), the trees in parallel. ``depths[r]`` is the depth of the
+    leaf to evaluate (its observation and mask in ``leaf_obs[r]``, ``leaf_masks[r]``), or -1 - depth
+    when the descent reached the end of the game (nothing to evaluate)."""
+    trees = roots.shape[0]
+    per = states.shape[0] // trees
+    for t in prange(trees):
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
+        for k in range(per):
+            r = t * per + k
+            depths[r] = _descend_one(roots[t], streams[t : t + 1], c, child[t], visits[t], value[t], mover[t],
+                                     logits[t], prior_v[t], expanded[t], n_nodes[t : t + 1], states[r], paths[r],
+                                     mask, reward, leaf_obs[r], leaf_masks[r])
+
+
+@njit(cache=True)
+def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, prior_v, expanded, value, mover):
+    """Store the network's answer for the evaluated leaves ``rows`` (``net_logits[k]``,
+    ``net_values[k]``: row ``rows[k]``; the logits as softmax weights, in ``logits``; the values
+    as every seat's win share, the seat to move first, then the others in turn order) and back
+    each seat's share up its path."""
+    trees = logits.shape[0]
+    per = states.shape[0] // trees
+    reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        t = r // per
+        depth = depths[r]
+        node = paths[r, depth]
+        v = net_values[k, 0]
+        top = net_logits[k, 0]
+        for a in range(N_ACTIONS):
+            top = max(top, net_logits[k, a])
+        for a in range(N_ACTIONS):  # softmax weights up to a factor; the legal ones are normalised on use
+            logits[t, node, a] = max(np.exp(net_logits[k, a] - top), 1e-30)
+        prior_v[t, node] = v
+        expanded[t, node] = 1
+        s = states[r]
+        n = s[S_NUM_PLAYERS]
+        seat = s[S_TO_MOVE]
+        for j in range(n):
+            reward[(seat + j) % n] = net_values[k, j]
+        for d in range(1, depth + 1):
+            value[t, paths[r, d]] += reward[mover[t, paths[r, d]]]
+
+
+@njit(cache=True)
+def root_visits(child, visits, masks, out):
+    """The visits of each tree's root children over the legal actions ``masks`` (0 elsewhere)."""
+    for t in range(out.shape[0]):
+        for a in range(N_ACTIONS):
+            ch = child[t, 0, a]
+            out[t, a] = visits[t, ch] if masks[t, a] and ch >= 0 else 0

@@ -1,0 +1,12 @@
+"""What a person runs, on the top floor: it may import every room below.
+
+| module | job |
+|---|---|
+| ``cli.py`` | the ``bali`` command: one parser, a subcommand per job, each handing over to its room |
+| ``terminal.py`` | ``bali play``: a game in the terminal against bots |
+| ``web/`` | ``bali serve``: the web app (play in the browser, browse tournament results) |
+| ``replay.py`` | ``bali replay``: step through a saved game, or write it as a web page or a GIF |
+| ``docgen.py`` | ``python -m bali_env.apps.docgen``: the observation page, regenerated from the spec |
+"""
+
+from __future__ import annotations

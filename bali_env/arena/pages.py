@@ -1,0 +1,120 @@
+"""A results folder as web pages: ``index_html`` (the table, the chart, a link to every game's
+replay) from a ``results.json``, and ``write_pages`` which writes it with one HTML replay per
+saved record (``bali_env.pictures.html``, public table) into ``replays/``. The pages open from
+disk (relative links, nothing from the network); ``bali serve --results DIR`` serves the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from html import escape
+from pathlib import Path
+from typing import Any
+
+INDEX = "index.html"
+REPLAYS = "replays"
+
+_STYLE = """
+body { margin: 0; font-family: "DejaVu Sans", Verdana, Arial, sans-serif; background: #efe7d4; color: #22231f; }
+header { background: #23382c; color: #fff; padding: 12px 20px; }
+header h1 { margin: 0; font-size: 22px; } header p { margin: 4px 0 0; color: #d5e3d8; }
+main { padding: 16px 20px; max-width: 1200px; }
+section { background: #fffdf6; border: 1px solid #cbbd9c; border-radius: 8px; padding: 10px 16px; margin-bottom: 16px; }
+table { border-collapse: collapse; font-size: 14px; }
+th, td { padding: 4px 10px; text-align: right; border-bottom: 1px solid #e6dcc4; }
+th:first-child, td:first-child { text-align: left; }
+td.left, th.left { text-align: left; }
+img { max-width: 100%; }
+a { color: #0060a0; }
+.games { max-height: 640px; overflow-y: auto; }
+"""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _forfeits(p: dict[str, Any]) -> str:
+    """A participant's forfeits: their number, by reason (``3: timeout 2, crash 1``)."""
+    f = {r: k for r, k in p.get("forfeits", {}).items() if k}
+    return f"{sum(f.values())}: " + ", ".join(f"{r} {k}" for r, k in f.items()) if f else "0"
+
+
+def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, chart: str | None = "ratings.png",
+               title: str = "Bali tournament") -> str:
+    """The index page of a tournament: its settings, the participants by rating (win rate with
+    its 95% interval, mean score and rank, rating), the chart, and every game (lineup, scores,
+    winners) with a link to its replay where ``replays`` has one (game index -> relative URL)."""
+    c = results["config"]
+    variant = "+".join(v for v in ("oracle", "demon") if c.get(v)) or "base game"
+    summary = (f"{len(results['participants'])} participants, {c['num_players']} players, {c['games']} games, "
+               f"seed {c['seed']}, {variant}")
+    ranked = sorted(results["participants"],
+                    key=lambda p: (-round(p["rating"]["elo"], 6), -p["win_rate"], p["name"]))
+    rows = "".join(
+        f"<tr><td>{escape(p['name'])}</td><td>{p['games']}</td><td>{p['wins']:g}</td><td>{_pct(p['win_rate'])}</td>"
+        f"<td>[{_pct(p['win_rate_ci95'][0])}, {_pct(p['win_rate_ci95'][1])}]</td><td>{p['mean_score']:.2f}</td>"
+        f"<td>{p['mean_rank']:.2f}</td><td>{p['rating']['elo']:+.0f} \u00b1{p['rating']['ci95']:.0f}</td>"
+        f"<td>{_forfeits(p)}</td></tr>" for p in ranked)
+    table = ("<table><thead><tr><th>participant</th><th>games</th><th>wins</th><th>win %</th><th>95% interval</th>"
+             "<th>mean score</th><th>mean rank</th><th>rating</th><th>forfeits</th></tr></thead>"
+             f"<tbody>{rows}</tbody></table>")
+    replays = replays or {}
+    game_rows = []
+    for g in results["games"]:
+        winners = ", ".join(escape(g["lineup"][w]) for w in g["winners"])
+        link = replays.get(int(g["game"]))
+        cell = f'<a href="{escape(link, quote=True)}">replay</a>' if link else ""
+        lost = g.get("forfeit")
+        scores = (f"forfeit: {escape(g['lineup'][lost['seat']])} ({escape(lost['reason'])})" if lost
+                  else ", ".join(str(s) for s in g["scores"]))
+        game_rows.append(f"<tr><td>{g['game']}</td><td>{g['seed']}</td>"
+                         f"<td class=\"left\">{escape(', '.join(g['lineup']))}</td>"
+                         f"<td class=\"left\">{scores}</td>"
+                         f"<td class=\"left\">{winners}</td><td>{g['decisions']}</td><td>{cell}</td></tr>")
+    games = ("<div class=\"games\"><table><thead><tr><th>game</th><th>seed</th><th class=\"left\">seats 0..n-1</th>"
+             "<th class=\"left\">scores</th><th class=\"left\">winner(s)</th><th>moves</th><th>replay</th></tr></thead>"
+             f"<tbody>{''.join(game_rows)}</tbody></table></div>")
+    picture = f'<section><h2>Chart</h2><img src="{escape(chart, quote=True)}" alt="win rates and ratings"></section>' \
+        if chart else ""
+    note = ("" if replays else "<p>Replays: run the tournament with <code>--save-records</code> to keep every game "
+            "and its replay.</p>")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<link rel=\"icon\" href=\"data:,\"><style>{_STYLE}</style></head>"
+            f"<body><header><h1>{escape(title)}</h1><p>{escape(summary)}</p></header><main>"
+            f"<section><h2>Participants, best rating first</h2>{table}<p>win rate with its 95% Wilson interval; "
+            "rank 1 = best; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) \u00b1 its 95% "
+            f"interval</p></section>{picture}<section><h2>Games</h2>{note}{games}</section></main></body></html>\n")
+
+
+def write_pages(out_dir: str | Path, records: dict[int, dict[str, Any]] | None = None,
+                on_replay: Callable[[int, int], None] | None = None) -> Path:
+    """Write ``out_dir/index.html`` from ``results.json``, and a replay page (public table) per
+    game record into ``out_dir/replays/``: the ``records`` given (game index -> record, as just
+    saved), else those in ``out_dir/records/`` (checked as they load). ``on_replay(i, total)``
+    is called after each (a progress bar). Every file appears only once complete. Returns the
+    index's path."""
+    from bali_env.files import write_text
+    from bali_env.envs.records import load_record
+    from bali_env.pictures.html import replay_html
+
+    out = Path(out_dir)
+    results = json.loads((out / "results.json").read_text())
+    if records is None:
+        files = sorted((out / "records").glob("game_*.json")) if (out / "records").is_dir() else []
+        records = {int(path.stem.split("_")[1]): load_record(path) for path in files}
+    links = {}
+    for i, game in enumerate(sorted(records)):
+        name = f"game_{game:05d}"
+        write_text(out / REPLAYS / f"{name}.html", replay_html(records[game], title=f"{name}.json",
+                                                               back=f"../{INDEX}"))
+        links[game] = f"{REPLAYS}/{name}.html"
+        if on_replay is not None:
+            on_replay(i + 1, len(records))
+    chart = "ratings.png" if (out / "ratings.png").exists() else None
+    return write_text(out / INDEX, index_html(results, links, chart))
+
+
+__all__ = ["INDEX", "REPLAYS", "index_html", "write_pages"]

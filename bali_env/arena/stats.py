@@ -1,0 +1,189 @@
+"""Tournament statistics from the game records: wins and Wilson intervals, ranks, seat
+shares, and a Plackett-Luce rating fitted to all games at once (``choix``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .protocol.messages import FAULTS
+
+Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
+
+
+
+def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a win rate ``wins / n`` (``(0, 1)`` when ``n == 0``)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # the interval always contains p; min/max only undo rounding (e.g. p = 1 and center + half = 1 - 1e-16)
+    return max(0.0, min(p, center - half)), min(1.0, max(p, center + half))
+
+
+def game_ranks(scores: Sequence[int], winners: Sequence[int]) -> list[float]:
+    """Rank of every seat (1 = best): winners first, then by final score; tied seats share the
+    mean of the positions they span (e.g. two winners both get 1.5)."""
+    keys = [(q in winners, scores[q]) for q in range(len(scores))]
+    ranks = []
+    for key in keys:
+        better = sum(k > key for k in keys)
+        equal = sum(k == key for k in keys)
+        ranks.append(better + (equal + 1) / 2)
+    return ranks
+
+
+ELO_PER_NAT = 400 / math.log(10)  #: rating points per unit of log-strength (the Elo scale)
+FIT_ALPHA = 0.001  #: choix's regularisation: keeps the fit finite when a participant wins (or loses) every game
+
+
+def _orderings(ranks: Sequence[float], lineup_: Sequence[int]) -> list[tuple[int, ...]]:
+    """The finishing orders (participant indices, best first) of one game: tied seats (equal
+    rank) in every order, so a tie counts as each of its orders equally."""
+    groups: dict[float, list[int]] = {}
+    for seat, r in enumerate(ranks):
+        groups.setdefault(r, []).append(lineup_[seat])
+    per_group = [list(itertools.permutations(groups[r])) for r in sorted(groups)]
+    return [tuple(p for part in combo for p in part) for combo in itertools.product(*per_group)]
+
+
+def load_rating_fit() -> None:
+    """Import the rating fit's library (choix, and SciPy with it: about a second), e.g. in a
+    thread while the games are played."""
+    import choix  # noqa: F401
+
+
+def rating_fit(games: Sequence[tuple[Sequence[int], Sequence[float]]], num_participants: int) -> dict[str, list[float]]:
+    """Plackett-Luce ratings fitted to all games at once (maximum likelihood, ``choix``), the
+    way chess engine testers rate (Ordo, BayesElo): one strength per participant such that a
+    finishing order's probability is the product, place by place, of the placed player's share
+    of the strengths still in play. ``games`` holds ``(lineup, ranks)`` pairs (participant
+    indices by seat, ``game_ranks``); a tie counts as each of its orders with equal weight.
+
+    The games are sorted before fitting, so the ratings do not depend on the order in which
+    games were played or finished. Returns ``rating`` (Elo scale: 400 log10 strength, the
+    field's mean at 0) and ``ci95`` (half-width of the 95% interval, from the inverse Fisher
+    information at the fit) per participant."""
+    import choix
+
+    weighted: list[tuple[tuple[int, ...], int]] = []
+    for lineup_, ranks in games:
+        orders = _orderings(ranks, lineup_)
+        weighted.extend((order, len(orders)) for order in orders)
+    if not weighted:
+        return {"rating": [0.0] * num_participants, "ci95": [math.inf] * num_participants}
+    copies = math.lcm(*{k for _, k in weighted})  # a tie's k orders get weight 1/k: replicate the rest
+    data = sorted(order for order, k in weighted for _ in range(copies // k))
+    theta = choix.ilsr_rankings(num_participants, data, alpha=FIT_ALPHA, max_iter=1000, tol=1e-9)
+    theta = theta - theta.mean()
+    info = np.zeros((num_participants, num_participants))
+    for (order, k), count in sorted(Counter(weighted).items()):  # each distinct order once, weighted
+        for t in range(len(order) - 1):  # each place: the softmax over those still in play
+            rest = np.array(order[t:])
+            p = np.exp(theta[rest] - theta[rest].max())
+            p /= p.sum()
+            info[np.ix_(rest, rest)] += (np.diag(p) - np.outer(p, p)) * (count / k)
+    # the information has the null space of equal shifts (only differences count): invert it on
+    # the ratings that sum to 0, exactly (pinv's cut-off is unreliable there)
+    shift = np.full((num_participants, num_participants), 1.0 / num_participants)
+    se = np.sqrt(np.clip(np.diag(np.linalg.inv(info + shift) - shift), 0.0, None))
+    return {"rating": [float(ELO_PER_NAT * v) for v in theta], "ci95": [float(ELO_PER_NAT * Z95 * v) for v in se]}
+
+
+def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_players: int) -> dict[str, Any]:
+    """Per-participant statistics and per-seat win shares from game records (``lineup`` as
+    participant indices or names, as in results.json), and the ratings fitted to all games at
+    once (``rating_fit``): nothing depends on the order of the records. A game lost by a fault
+    (``forfeit``) counts as a loss for the forfeiter and a shared win for the others (ranked
+    last and first), has no scores (the mean score is over the games with scores), and counts
+    in the forfeiter's ``forfeits`` by reason. Returns ``{"participants": [...],
+    "seat_win_share": [...], "mean_decisions": float}``."""
+    m, n = len(names), num_players
+    index = {name: p for p, name in enumerate(names)}
+    games = np.zeros(m)
+    win_shares: list[list[float]] = [[] for _ in range(m)]  # summed with math.fsum: exact, in any order
+    seat_shares: dict[tuple[int, int], list[float]] = {}
+    score_sum = np.zeros(m)
+    rank_sum = np.zeros(m)
+    seat_games = np.zeros((m, n))
+    seat_wins = np.zeros((m, n))
+    fit_games = []
+    decisions = 0
+    forfeits = np.zeros((m, len(FAULTS)), dtype=np.int64)
+    scored = np.zeros(m)
+    for rec in sorted(records, key=lambda r: r["game"]):
+        lineup_ = [index[p] if isinstance(p, str) else int(p) for p in rec["lineup"]]
+        winners = rec["winners"]
+        lost = rec.get("forfeit")
+        if lost is not None:  # the forfeiter last, the others sharing the win (and first place)
+            forfeits[lineup_[lost["seat"]], FAULTS.index(lost["reason"])] += 1
+        scores = rec["scores"] if rec["scores"] is not None else [0] * len(lineup_)
+        ranks = game_ranks(scores, winners)
+        share = 1.0 / len(winners) if winners else 0.0
+        for seat, p in enumerate(lineup_):
+            games[p] += 1
+            seat_games[p, seat] += 1
+            if rec["scores"] is not None:
+                score_sum[p] += scores[seat]
+                scored[p] += 1
+            rank_sum[p] += ranks[seat]
+            if seat in winners:
+                win_shares[p].append(share)
+                seat_shares.setdefault((p, seat), []).append(share)
+        fit_games.append((lineup_, ranks))
+        decisions += rec.get("decisions", 0)
+    fit = rating_fit(fit_games, m)
+    wins = np.array([math.fsum(w) for w in win_shares])
+    for (p, seat), shares in seat_shares.items():
+        seat_wins[p, seat] = math.fsum(shares)
+    seat_win_total = np.array([math.fsum(v for (_, s), shares in seat_shares.items() if s == seat for v in shares)
+                               for seat in range(n)])
+    participants = []
+    for p, name in enumerate(names):
+        g = int(games[p])
+        lo, hi = wilson_interval(float(wins[p]), g)
+        participants.append({
+            "name": name,
+            "games": g,
+            "wins": round(float(wins[p]), 6),
+            "win_rate": float(wins[p] / g) if g else 0.0,
+            "win_rate_ci95": [lo, hi],
+            "mean_score": float(score_sum[p] / scored[p]) if scored[p] else 0.0,
+            "mean_rank": float(rank_sum[p] / g) if g else 0.0,
+            "rating": {"elo": round(fit["rating"][p], 6), "ci95": round(fit["ci95"][p], 6)},
+            "seat_games": [int(v) for v in seat_games[p]],
+            "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None
+                              for s in range(n)],
+            "forfeits": {reason: int(forfeits[p, k]) for k, reason in enumerate(FAULTS)},
+        })
+    total = max(1, len(records))
+    return {
+        "participants": participants,
+        "seat_win_share": [float(v / total) for v in seat_win_total],
+        "mean_decisions": float(decisions / total),
+    }
+
+
+def move_time_stats(records: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per participant (by name): decisions, the mean and the longest decision in milliseconds,
+    from the records' ``move_times`` (per seat: decisions, seconds, longest). Timing differs
+    from run to run, so it is kept out of results.json (``timing.json``, the table)."""
+    index = {name: p for p, name in enumerate(names)}
+    count, total, worst = np.zeros(len(names)), np.zeros(len(names)), np.zeros(len(names))
+    for rec in records:
+        for seat, p in enumerate(rec["lineup"]):
+            p = index[p] if isinstance(p, str) else int(p)
+            k, seconds, longest = rec.get("move_times", [[0, 0.0, 0.0]] * len(rec["lineup"]))[seat]
+            count[p] += k
+            total[p] += seconds
+            worst[p] = max(worst[p], longest)
+    return {name: {"decisions": int(count[p]), "mean_ms": float(1000 * total[p] / count[p]) if count[p] else 0.0,
+                   "worst_ms": float(1000 * worst[p])} for p, name in enumerate(names)}

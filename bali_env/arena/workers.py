@@ -1,0 +1,245 @@
+"""Worker processes: kernels compiled once and shared out (``compile_share``), the compile
+notice, interpreted first runs (Numba's JIT off in the children), workers that exit with their
+parent, and ``play_parallel`` (spawned processes playing strided games)."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import queue as queue_module
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from bali_env.agents.base import make_agent
+from .games import play_games
+
+COMPILE_NOTICE = "compiling the game kernels (first run only; cached afterwards)"  #: said only when Numba compiles
+
+
+class CompileNotice:
+    """The line on stderr that says kernels are compiling: shown from the moment ``show()`` is
+    called (Numba started a real compile here or in a worker: a load from the disk cache is not
+    one), never before; once on a log file or a pipe, animated on a terminal; ``stop()`` clears
+    it (both idempotent, any thread)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self._enabled = enabled
+        self._shown = threading.Event()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def show(self) -> None:
+        """Start showing the notice (no effect when disabled, stopped or already shown)."""
+        with self._lock:
+            if not self._enabled or self._done.is_set() or self._shown.is_set():
+                return
+            self._shown.set()
+            if not sys.stderr.isatty():  # a log file or a pipe: the line once, no animation
+                sys.stderr.write(COMPILE_NOTICE + "\n")
+                sys.stderr.flush()
+                return
+            self._thread = threading.Thread(target=self._spin, daemon=True)
+            self._thread.start()
+
+    def _spin(self) -> None:
+        frames, k = "|/-\\", 0
+        while not self._done.wait(0.1):
+            sys.stderr.write(f"\r{frames[k % 4]} {COMPILE_NOTICE}")
+            sys.stderr.flush()
+            k += 1
+        sys.stderr.write("\r" + " " * (len(COMPILE_NOTICE) + 2) + "\r")
+        sys.stderr.flush()
+
+    def stop(self) -> None:
+        """Stop and clear the line."""
+        with self._lock:
+            self._done.set()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+
+@contextlib.contextmanager
+def on_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``callback()`` is called when Numba starts compiling a kernel in this
+    process (its ``numba:compile`` event: a kernel loaded from the disk cache raises none)."""
+    from numba.core import event
+
+    class _Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            callback()
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    listener = _Listener()
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)
+
+
+def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool) -> None:
+    """Compile (or load from Numba's disk cache) every kernel a game between ``specs`` uses, in
+    this process: deal a game, let every agent decide a few times, step."""
+    from bali_env.envs.batched import BaliVectorEnv
+
+    env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+    env.reset()
+    env.reset_game(0, 0)
+    agents = [make_agent(spec, seed=0) for spec in dict.fromkeys(specs)]
+    for _ in range(3):
+        for agent in agents:
+            agent.act_batch(env.obs, env.action_masks)
+        env.step(agents[0].act_batch(env.obs, env.action_masks))
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A daemon thread that ends this worker process when its parent is gone (killed included)."""
+    import os
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: bool, worker: int,
+                  workers: int) -> None:
+    """Worker ``worker``'s share of the kernels a tournament needs: the jobs (the env's kernels,
+    then each distinct agent's ``compile_kernels``) dealt round-robin over the workers. Each job
+    compiles (or loads from Numba's disk cache) once; the other workers load it afterwards."""
+    from bali_env.envs.batched import compile_kernels
+
+    jobs: list[str | None] = [None, *dict.fromkeys(specs)]
+    for spec in jobs[worker::workers]:
+        if spec is None:
+            compile_kernels(num_players, oracle, demon)
+        else:
+            make_agent(spec, seed=0).compile_kernels()
+
+
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  #: BLAS pools a worker keeps to one thread
+
+
+@contextlib.contextmanager
+def _children_environment(interpreted: bool) -> Iterator[None]:
+    """Within the block, processes started inherit one BLAS thread each (``ONE_THREAD``: a
+    worker is one thread, like its Numba kernels, and two workers' BLAS pools spinning on two
+    cores made the network's agents about 8x slower) and, when ``interpreted``,
+    ``NUMBA_DISABLE_JIT=1``; this process's own environment is restored on exit."""
+    import os
+
+    wanted = dict.fromkeys(ONE_THREAD, "1") | ({"NUMBA_DISABLE_JIT": "1"} if interpreted else {})
+    before = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None) -> None:
+    """Entry point of a worker process: compile its share of the kernels (``compile_share``) and
+    wait for the others' (``compiled``, a barrier), play (saying ``compiling`` once if Numba
+    compiles anything), send each step's finished games through
+    ``messages`` as they end (the parent journals them), then ``done``; exit if the parent dies."""
+    import contextlib
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates the workers
+    _exit_with_parent(parent)
+    worker = kwargs["worker"]
+    try:
+        import numba
+
+        numba.set_num_threads(1)
+        if numba.config.DISABLE_JIT:  # interpreted: NumPy scalars wrap around (SplitMix64) like Numba's ints
+            np.seterr(over="ignore")
+        said = []
+
+        def compiling() -> None:  # tell the parent once: it shows the compile notice
+            if not said:
+                said.append(True)
+                messages.put(("compiling", worker, None))
+
+        with on_compile(compiling):
+            if compiled is not None:
+                compile_share(kwargs["specs"], kwargs["num_players"], kwargs["oracle"], kwargs["demon"], worker,
+                              compiled.parties)
+                with contextlib.suppress(threading.BrokenBarrierError):  # a slow share: the rest compiles on use
+                    compiled.wait(timeout=900)
+            play_games(on_finished=lambda recs: messages.put(("games", worker, recs)), **kwargs)
+        messages.put(("done", worker, None))
+    except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
+        messages.put(("error", worker, traceback.format_exc()))
+
+
+def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
+                  notice: CompileNotice | None = None, interpreted: bool = False) -> None:
+    """Play the games ``todo`` in ``workers`` spawned processes (strided), passing every batch of
+    finished records to ``on_games`` as it arrives (``notice`` is shown when a worker starts
+    compiling and stopped at the first finished games). A
+    worker that dies is reported within about a second (RuntimeError naming it); on any exit the
+    workers are stopped. ``interpreted``: the workers start with Numba's JIT off
+    (``NUMBA_DISABLE_JIT=1``) and compile nothing."""
+    import os
+
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    # every worker compiles its share of the kernels, then plays (interpreted: nothing to compile)
+    compiled = None if interpreted else ctx.Barrier(workers)
+    procs = []
+    for w in range(workers):
+        kwargs = dict(job, games=todo[w::workers], worker=w)
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled),
+                                 name=f"bali-tournament-{w}", daemon=True))
+    done: set[int] = set()
+    try:
+        with _children_environment(interpreted):
+            for p in procs:
+                p.start()
+        while len(done) < workers:
+            dead = [p for w, p in enumerate(procs) if w not in done and p.exitcode not in (None, 0)]
+            if dead:
+                raise RuntimeError(f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})")
+            try:
+                kind, w, payload = messages.get(timeout=0.2)
+            except queue_module.Empty:
+                continue
+            if kind == "compiling":
+                if notice is not None:
+                    notice.show()
+            elif kind == "games":
+                if notice is not None:
+                    notice.stop()
+                on_games(payload)
+            elif kind == "done":
+                done.add(w)
+            else:
+                raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
+        for p in procs:
+            p.join()
+    finally:
+        started = [p for p in procs if p.pid is not None]  # a start that raised leaves the rest unstarted
+        for p in started:
+            if p.is_alive():
+                p.terminate()
+        for p in started:
+            p.join(timeout=5)

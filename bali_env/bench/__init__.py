@@ -1,0 +1,15 @@
+"""Speed measurements: ``bali bench``, every one beside its anchors in the same run.
+
+| module | job |
+|---|---|
+| ``run.py`` | ``bali bench``: the AEC env, the batched env and the rollout kernel against PettingZoo and OpenSpiel |
+| ``pictures.py`` | what the pictures cost: the SVG, an ``rgb_array`` frame, an HTML replay |
+| ``bots.py`` | what the bot protocol costs, and a tournament that survives a bad bot |
+| ``search.py`` | what a decision of the search agents costs (``python -m bali_env.bench.search``) |
+| ``first_legal_bot.py``, ``faulty_bot.py`` | the bots those measurements run (the second misbehaves on purpose) |
+
+The figures the docs quote are kept in ``docs/results/`` and written into the docs by the
+repository's ``benchmarks/`` scripts.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,96 @@
+"""What a decision of the search agents costs (part of ``bali bench``; ``python -m bali_env.bench.search``
+runs it alone): ``mcts`` (1,000 simulations, random playouts) and ``ppo+search`` (its defaults,
+the shipped policy's priors and value head), on the positions of random games that need a
+choice, one position per call (``act``, as ``bali play`` and the web app ask) and 64 positions per
+call (``act_batch``, as tournaments and training opponents ask), milliseconds per decision.
+``bali bench`` times 2-player positions; ``--players 4`` times 4-player ones (the search reads the
+4-player policy and its value head for every seat; there is no shipped 3-player policy). The issue's goal for
+``ppo+search``: at most 20 ms a decision on this machine, in 2 players.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+GOAL_MS = 20.0  #: the goal for one ppo+search decision
+AGENTS = ("mcts", "ppo+search")
+
+
+def _positions(count: int = 64, players: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks with at least two legal actions, from random ``players``-player games."""
+    import bali_env
+
+    env = bali_env.raw_env(num_players=players)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    obs, masks = [], []
+    while len(obs) < count:
+        if all(env.terminations.values()):
+            env.reset()
+        o = env.observe(env.agent_selection)
+        if o["action_mask"].sum() > 1:
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+        env.step(int(rng.choice(env.legal_actions())))
+    return np.array(obs), np.array(masks)
+
+
+def bench_search(one_by_one: int = 20, players: int = 2) -> dict[str, Any]:
+    """Per agent: ms per decision one at a time (``one_by_one`` positions) and in a batch of 64, in
+    ``players``-player games."""
+    from bali_env.agents import make_agent
+
+    obs, masks = _positions(players=players)
+    out: dict[str, Any] = {}
+    for spec in AGENTS:
+        agent = make_agent(spec, seed=0)  # the policy for the player count: read from the observation
+        agent.act(obs[0], masks[0])  # compiled (or loaded) before timing
+        start = time.perf_counter()
+        for i in range(one_by_one):
+            agent.act(obs[i], masks[i])
+        single = (time.perf_counter() - start) / one_by_one
+        start = time.perf_counter()
+        agent.act_batch(obs, masks)
+        batch = (time.perf_counter() - start) / len(obs)
+        settings = {k: getattr(agent, k) for k in ("sims", "c", "leaves") if hasattr(agent, k)}
+        out[spec] = {"players": players, "settings": settings, "ms_per_decision": 1e3 * single,
+                     "ms_per_decision_batched": 1e3 * batch, "decisions": one_by_one, "batch": len(obs)}
+    return out
+
+
+def summary(results: dict[str, Any]) -> list[str]:
+    """Lines for the bench notes."""
+    lines = []
+    for spec, r in results.items():
+        settings = ", ".join(f"{k}={v:g}" for k, v in r["settings"].items())
+        players = r.get("players", 2)  # results written before the option: 2 players
+        goal = f" (goal: at most {GOAL_MS:g} ms)" if spec == "ppo+search" and players == 2 else ""
+        lines.append(f"{spec} ({settings}, {players} players): {r['ms_per_decision']:.1f} ms a decision "
+                     f"one at a time{goal}, {r['ms_per_decision_batched']:.1f} ms in batches of {r['batch']}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """``python -m bali_env.bench.search [--decisions N] [--players P]``: measure, print the lines, return the
+    figures."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m bali_env.bench.search", description="ms a decision of mcts and "
+                                "ppo+search, one at a time and in batches of 64")
+    p.add_argument("--decisions", type=int, default=20, help="positions timed one at a time (default 20)")
+    p.add_argument("--players", type=int, default=2, choices=(2, 4), help="players in the timed games: the "
+                   "counts with a shipped policy (default 2)")
+    args = p.parse_args(argv)
+    if not 1 <= args.decisions <= 64:
+        p.error(f"--decisions must be in 1..64, got {args.decisions}")
+    results = bench_search(args.decisions, args.players)
+    for line in summary(results):
+        print(line)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,284 @@
+"""Many games of Bali at once: the batched all-Numba environment and the rollout function.
+
+``BaliVectorEnv(num_envs, num_players=4, oracle=False, demon=False, seed=None)`` holds N games
+in one ``[N, STATE_SIZE]`` int16 array and steps all of them with **one** Numba call per step
+(parallel over games with ``prange`` from ``PARALLEL_MIN_ENVS`` games on). Each step returns the
+observation of the seat to move in every game (the AEC env's encoding), so the caller picks one
+action per game with whichever policy plays that seat: self-play, evaluation and training use
+the same object.
+
+Seeding: game i of ``BaliVectorEnv(seed=s)`` plays exactly the games that
+``bali_env.env(...).reset(seed=s + i)`` and the following seedless ``reset()`` calls deal. A
+finished game is dealt anew at once (Gymnasium's same-step autoreset): the step that ends it
+returns its terminal rewards, ``terminated[i] = True``, its final scores and winners in
+``info``, and already the first observation of the next game.
+
+Returned arrays are the environment's own preallocated buffers, overwritten by the next call:
+copy what you keep.
+
+``rollout(...)`` plays whole games inside Numba with the uniform random policy, from fresh deals
+or from a batch of states, and returns final scores and winners: the workhorse of search agents
+and fast evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bali_env import engine as C
+from bali_env.engine.contract import (
+    check_action,
+    check_flag,
+    check_game_count,
+    check_int,
+    check_num_players,
+    check_states,
+    parse_options,
+    seed_to_uint64,
+)
+
+PARALLEL_MIN_ENVS = 512  #: below this many games one thread beats a parallel region (measured on 2 cores)
+
+
+BYTES_PER_GAME = 2 * C.STATE_SIZE + 4 * C.OBS_DIM + C.N_ACTIONS + 16 * 8  #: state, observation, mask, per-game numbers
+
+
+def _streams(seed: int | None, n: int) -> np.ndarray:
+    """The seed streams of n games: ``seed + i``, or fresh entropy when seed is None."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    with np.errstate(over="ignore"):  # streams wrap around 2**64
+        return seed_to_uint64(seed) + np.arange(n, dtype=np.uint64)
+
+
+class BaliVectorEnv:
+    """N games of Bali stepped together by one Numba call per step (see the module docstring).
+
+    ``reward`` is ``"win_loss"`` (+1 winners, -1 others) or ``"score"`` (own final score minus
+    the mean of the others), as in the AEC env. ``parallel`` picks the kernel: None (default)
+    steps games on all Numba threads from ``PARALLEL_MIN_ENVS`` games on; False keeps one
+    thread (better when other work, e.g. PyTorch, shares the cores).
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 4,
+        oracle: bool = False,
+        demon: bool = False,
+        seed: int | None = None,
+        reward: str = "win_loss",
+        parallel: bool | None = None,
+    ) -> None:
+        self.num_envs = check_game_count("num_envs", num_envs, BYTES_PER_GAME)
+        self.num_players = check_num_players(num_players)
+        self.oracle = check_flag("oracle", oracle)
+        self.demon = check_flag("demon", demon)
+        if reward not in ("win_loss", "score"):
+            raise ValueError(f"reward must be 'win_loss' or 'score', got {reward!r}")
+        if seed is not None:
+            seed_to_uint64(seed)  # TypeError for a seed that is not an int
+        if parallel is not None:
+            check_flag("parallel", parallel)
+        self.reward_mode = reward
+        n = self.num_envs
+        self.states = np.zeros((n, C.STATE_SIZE), dtype=C.STATE_DTYPE)
+        self.obs = np.zeros((n, C.OBS_DIM), dtype=np.float32)
+        self.action_masks = np.zeros((n, C.N_ACTIONS), dtype=np.int8)
+        self.to_move = np.zeros(n, dtype=np.int64)
+        self.rewards = np.zeros((n, self.num_players), dtype=np.float64)
+        self.terminated = np.zeros(n, dtype=np.bool_)
+        self.truncated = np.zeros(n, dtype=np.bool_)
+        self.final_scores = np.zeros((n, self.num_players), dtype=np.int64)
+        self.winner_masks = np.zeros(n, dtype=np.int64)
+        self._options = (np.zeros(0, np.int64),) * 3
+        self._seed = seed
+        self._streams = _streams(seed, n)
+        self._has_reset = False
+        self.parallel = n >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
+
+    @property
+    def state_bytes_per_game(self) -> int:
+        """Bytes of game state per game (the int16 row)."""
+        return self.states.shape[1] * self.states.itemsize
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal all N games. ``seed`` restarts the streams (game i uses ``seed + i``); ``options``
+        (docs/rules.md section 7) apply to every game, now and at every automatic reset.
+        Returns ``(obs [N, OBS_DIM], info)`` with ``info["action_mask"]`` and ``info["to_move"]``."""
+        options_arrays = parse_options(options, self.num_players, self.oracle)
+        if seed is not None:
+            self._streams = _streams(seed, self.num_envs)
+        self._options = options_arrays
+        deck, starters, altar = self._options
+        if self.parallel:
+            C.batch_reset(self.states, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+                          altar, self.obs, self.action_masks, self.to_move)
+        else:  # the one-game kernel, already needed by reset_game: no parallel kernel to compile
+            for i in range(self.num_envs):
+                C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck,
+                                  starters, altar, self.obs, self.action_masks, self.to_move)
+        self.rewards[:] = 0.0
+        self.terminated[:] = False
+        self._has_reset = True
+        return self.obs, {"action_mask": self.action_masks, "to_move": self.to_move}
+
+    def reset_game(self, i: int, seed: int) -> None:
+        """Deal game i alone, from the stream ``seed``, leaving the other games untouched.
+
+        Game i becomes exactly the game ``bali_env.env(...).reset(seed=seed)`` deals (same
+        ``num_players``, variants and reset options as this env), and its later automatic
+        resets deal what that AEC env's following seedless ``reset()`` calls would. Row i of
+        ``obs``, ``action_mask`` and ``to_move`` is updated in place; ``rewards[i]`` and
+        ``terminated[i]`` are cleared. This lets a caller give any slot any game of a seed list
+        (the tournament plays game k from seed ``base + k`` whichever slot or worker runs it).
+        Raises IndexError for a bad i and TypeError for a non-int seed."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+            raise IndexError(f"game index must be an int in [0, {self.num_envs}), got {i!r}")
+        i = int(i)
+        self._streams[i] = seed_to_uint64(seed)
+        deck, starters, altar = self._options
+        C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+                           altar, self.obs, self.action_masks, self.to_move)
+        self.rewards[i] = 0.0
+        self.terminated[i] = False
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Apply one action per game (int array of length N) for the seat to move in that game;
+        ``-1`` leaves a game as it is this step (its rewards are 0 and it is not terminated), so
+        different policies can act in different games at different times.
+
+        Returns ``(obs, rewards [N, num_players], terminated [N], truncated [N], info)``; ``info``
+        holds ``action_mask``, ``to_move`` and, for the games that just ended (``_final`` mask),
+        ``final_scores`` and ``winners`` (bool [N, num_players]). An illegal action raises
+        ValueError naming the game, and no game is changed."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        acts = self._check_actions(actions)
+        kernel = C.batch_step_parallel if self.parallel else C.batch_step_serial
+        deck, starters, altar = self._options
+        bad = kernel(self.states, acts, self._streams, self.num_players, self.oracle, self.demon, deck, starters, altar,
+                     self.reward_mode == "score", self.obs, self.action_masks, self.to_move, self.rewards,
+                     self.terminated, self.final_scores, self.winner_masks)
+        if bad >= 0:
+            legal = np.flatnonzero(self.action_masks[bad]).tolist()
+            raise ValueError(
+                f"illegal action {int(acts[bad])} in game {bad} (seat {int(self.to_move[bad])} to move); legal: {legal}"
+            )
+        info: dict[str, Any] = {"action_mask": self.action_masks, "to_move": self.to_move, "_final": self.terminated}
+        if self.terminated.any():
+            info["final_scores"] = self.final_scores
+            info["winners"] = (self.winner_masks[:, None] >> np.arange(self.num_players)) & 1 == 1
+        return self.obs, self.rewards, self.terminated, self.truncated, info
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        arr = np.asarray(actions)
+        if arr.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {arr.shape}")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"actions must be integers, got dtype {arr.dtype}")
+        if arr.size and (arr.min() < -1 or arr.max() >= C.N_ACTIONS):
+            i = int(np.flatnonzero((arr < -1) | (arr >= C.N_ACTIONS))[0])
+            check_action(int(arr[i]))  # raises the AEC env's out-of-range error
+        return arr.astype(np.int64, copy=False)
+
+    def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every game's observation and mask from one seat's point of view (fresh arrays);
+        ``seat`` is an int in 0..num_players-1 (TypeError / ValueError otherwise)."""
+        seat = check_int("seat", seat, 0, self.num_players - 1)
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
+        obs = np.zeros((self.num_envs, C.OBS_DIM), dtype=np.float32)
+        masks = np.zeros((self.num_envs, C.N_ACTIONS), dtype=np.int8)
+        for i in range(self.num_envs):
+            C.observe(self.states[i], int(seat), obs[i], masks[i])
+        return obs, masks
+
+    def state_dict(self, i: int) -> dict[str, Any]:
+        """The full true state of game i (docs/rules.md section 8)."""
+        from bali_env.engine.contract import state_dict
+
+        return state_dict(self.states[i])
+
+
+def _kernel_calls(num_players: int, oracle: bool, demon: bool) -> list[tuple[Any, tuple[Any, ...]]]:
+    """The kernels of a one-thread ``BaliVectorEnv`` with arguments of the types it passes."""
+    env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+    deck, starters, altar = env._options
+    reset = (env.states, 0, env._streams, env.num_players, env.oracle, env.demon, deck, starters, altar, env.obs,
+             env.action_masks, env.to_move)
+    step = (env.states, np.zeros(1, np.int64), env._streams, env.num_players, env.oracle, env.demon, deck, starters,
+            altar, False, env.obs, env.action_masks, env.to_move, env.rewards, env.terminated, env.final_scores,
+            env.winner_masks)
+    return [(C.batch_reset_one, reset), (C.batch_step_serial, step)]
+
+
+def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = False) -> None:
+    """Compile (or load from Numba's disk cache) the kernels of a one-thread ``BaliVectorEnv``
+    (deal one game, step) for the argument types it passes, without playing: tournament workers
+    share out a first run's compilation with it."""
+    from numba import typeof
+
+    for kernel, args in _kernel_calls(num_players, oracle, demon):
+        kernel.compile(tuple(typeof(a) for a in args))
+
+
+def kernels_cached(num_players: int = 2, oracle: bool = False, demon: bool = False) -> bool:
+    """Whether this process or Numba's disk cache already holds what ``compile_kernels`` would
+    compile: a look at the cache index (milliseconds, nothing loaded); False when unsure."""
+    from numba import typeof
+
+    try:
+        for kernel, args in _kernel_calls(num_players, oracle, demon):
+            sig = tuple(typeof(a) for a in args)
+            if sig in kernel.overloads:
+                continue
+            cache = kernel._cache  # Numba internals: any change makes this answer False (then workers compile)
+            if cache._index_key(sig, kernel.targetctx.codegen()) not in cache._cache_file._load_index():
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - a cache layout this code does not know: assume nothing is cached
+        return False
+
+
+def rollout(
+    num_games: int | None = None,
+    *,
+    states: np.ndarray | None = None,
+    num_players: int = 4,
+    oracle: bool = False,
+    demon: bool = False,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    """Play games to the end inside Numba with the uniform random policy.
+
+    Either ``num_games`` fresh deals or copies of the given ``states`` ``[N, STATE_SIZE]`` (not
+    modified). Game i uses the SplitMix64 stream ``seed + i``: a fresh game is dealt from its first
+    seed, exactly as the AEC env's ``reset(seed=seed + i)`` deals, and the uniform random policy
+    (``core.random_legal_action``) draws from the rest of the stream (from its start for given
+    states).
+    Returns ``scores [N, num_players]``, ``winners`` (bool ``[N, num_players]``) and ``steps [N]``.
+    Parallel over games on all Numba threads (``numba.set_num_threads`` to limit)."""
+    if (num_games is None) == (states is None):
+        raise ValueError("give exactly one of num_games and states")
+    seed_to_uint64(seed)  # TypeError for a seed that is not an int
+    num_players = check_num_players(num_players)
+    oracle, demon = check_flag("oracle", oracle), check_flag("demon", demon)
+    if states is not None:
+        states = check_states(states)  # the kernel plays copies: the caller's array is not modified
+        n = states.shape[0]
+        num_players = int(states[0, C.S_NUM_PLAYERS]) if n else num_players
+    else:
+        n = check_game_count("num_games", num_games, BYTES_PER_GAME, low=0)
+    policy = _streams(seed, n)
+    scores = np.zeros((n, C.MAX_PLAYERS), dtype=np.int64)
+    winners = np.zeros(n, dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    if states is not None:
+        C.rollout_states(states, policy, scores, winners, steps)
+    else:
+        C.rollout_new_games(policy, num_players, oracle, demon, scores, winners, steps)
+    p = num_players
+    return {"scores": scores[:, :p], "winners": (winners[:, None] >> np.arange(p)) & 1 == 1, "steps": steps}

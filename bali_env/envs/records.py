@@ -1,0 +1,168 @@
+"""Game records: save a game as JSON, load it back with validation, replay it step by step.
+
+A record holds what deals and replays the game exactly::
+
+    {"format": "bali-env game record", "version": 1, "env": "bali_v0",
+     "num_players": 3, "variants": {"oracle": false, "demon": true},
+     "seed": 123, "options": {...reset options, if any...},
+     "agents": ["greedy", "mcts", "human"],           # optional: who played each seat
+     "actions": [4, 9, 30, ...],
+     "final_scores": [41, 38, 29], "winners": [0]}    # null while the game is unfinished
+
+``env.unwrapped.game_record()`` makes one from an AEC env, ``new_record`` from its parts (both in
+``bali_v0``: the env owns what a record holds, this module what is done with one);
+``save_record``/``load_record`` write and read JSON files; ``load_record`` replays the actions
+and refuses (ValueError, saying what is wrong) a file that is malformed, has an illegal action, or
+does not reach the recorded scores. ``replay_states(record)`` gives the env state after every
+step (for viewers such as ``bali replay``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
+
+from .bali_v0 import RECORD_FORMAT as FORMAT
+from .bali_v0 import RECORD_VERSION as VERSION
+from .bali_v0 import GameRecord, new_record, raw_env
+
+__all__ = ["FORMAT", "GameRecord", "VERSION", "env_for", "load_record", "make_record", "new_record", "playthrough",
+           "replay_states", "save_record", "validate_record"]
+
+
+def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
+    """The record of the game an AEC ``raw_env`` is playing (or has finished): ``env.game_record``."""
+    return env.game_record(agents)
+
+
+def save_record(record: dict[str, Any], path: str | Path) -> Path:
+    """Write a record as JSON (after checking that it replays to its scores)."""
+    validate_record(record)
+    from bali_env.files import write_text
+
+    return write_text(path, json.dumps(record, indent=1))
+
+
+def _check_schema(record: Any) -> None:
+    if not isinstance(record, dict):
+        raise ValueError("a game record is a JSON object")
+    if record.get("format") != FORMAT or record.get("version") != VERSION or isinstance(record.get("version"), bool):
+        raise ValueError(
+            f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, version={record.get('version')!r})"
+        )
+    for key, kind in (("num_players", int), ("variants", dict), ("seed", int), ("actions", list)):
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            raise ValueError(f"record field {key!r} must be {kind.__name__}, got {record.get(key)!r}")
+    if record["num_players"] not in (2, 3, 4):
+        raise ValueError(f"record field 'num_players' must be 2, 3 or 4, got {record['num_players']}")
+    v = record["variants"]
+    if set(v) != {"oracle", "demon"} or not all(isinstance(x, bool) for x in v.values()):
+        raise ValueError(f"record field 'variants' must be {{'oracle': bool, 'demon': bool}}, got {v!r}")
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in record["actions"]):
+        raise ValueError("record field 'actions' must be a list of action ids")
+    who = record.get("agents")
+    if who is not None and (not isinstance(who, list) or len(who) != record["num_players"]
+                            or not all(isinstance(x, str) for x in who)):
+        raise ValueError(f"record field 'agents' must be a list of {record['num_players']} names, got {who!r}")
+
+
+def env_for(record: dict[str, Any]) -> Any:
+    """A fresh AEC ``raw_env`` dealt as the record's game starts (no action played); ValueError
+    for a record whose fields are malformed."""
+    _check_schema(record)
+    env = raw_env(num_players=record["num_players"], oracle=record["variants"]["oracle"],
+                  demon=record["variants"]["demon"], render_mode="ansi")
+    env.reset(seed=record["seed"], options=record.get("options") or None)
+    return env
+
+
+def _replay(record: dict[str, Any]) -> Iterator[Any]:
+    """Yield the env before the first action and after each action of a record; ValueError if
+    an action is illegal where it stands or comes after the end."""
+    env = env_for(record)
+    yield env
+    for i, a in enumerate(record["actions"]):
+        if all(env.terminations.values()):
+            raise ValueError(f"record has {len(record['actions'])} actions but the game ended after {i}")
+        try:
+            env.step(a)
+        except ValueError as exc:
+            raise ValueError(f"record action {i} ({a}) does not replay: {exc}") from None
+        yield env
+
+
+def replay_states(record: dict[str, Any]) -> list[Any]:
+    """Replay a record; return a list of AEC env copies, one per position (before the first
+    action, then after each). Raises ValueError if an action is illegal where it stands."""
+    import copy
+
+    return [copy.deepcopy(env) for env in _replay(record)]
+
+
+def validate_record(record: dict[str, Any]) -> Any:
+    """Replay ``record`` and check it reaches its recorded final scores and winners; return the
+    final env. Raises ValueError saying what is wrong."""
+    *_, env = _replay(record)  # run the whole replay; keep the env at the last position
+    s = env.state_dict()
+    if s["scores"] != record.get("final_scores") or s["winners"] != record.get("winners"):
+        raise ValueError(f"record does not replay to its result: recorded scores {record.get('final_scores')} "
+                         f"winners {record.get('winners')}, replayed {s['scores']} winners {s['winners']}")
+    return env
+
+
+MAX_RECORD_BYTES = 10_000_000  #: a record of the longest game is well under 100 kB
+
+
+def load_record(path: str | Path) -> GameRecord:
+    """Read a record file, check it replays to its recorded scores, and return it (a
+    ``GameRecord``: a dict that a notebook shows as its replay). ValueError for
+    a file that is not a regular file, larger than ``MAX_RECORD_BYTES``, not JSON, or nested too
+    deep to be a record."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise OSError(f"{p} is not a regular file")
+        with p.open("rb") as fh:
+            data = fh.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            raise OSError(f"larger than {MAX_RECORD_BYTES:,} bytes: not a game record")
+        record = json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"cannot read game record {str(p)!r}: {exc}") from None
+    validate_record(record)
+    return GameRecord(record)
+
+
+def playthrough(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every step of a record as OpenSpiel-style golden data: the seat to move, its legal actions,
+    its observation (sparse: index -> value), a SHA-256 of every seat's observation and mask,
+    the action, and the rewards at the end. Any change to rules or encoding changes this."""
+    import hashlib
+
+    import numpy as np
+
+    env = env_for(record)
+    steps = []
+    for a in record["actions"] + [None]:
+        seat = None if all(env.terminations.values()) else env.agent_name_mapping[env.agent_selection]
+        digest = hashlib.sha256()
+        for agent in env.possible_agents:
+            o = env.observe(agent)
+            digest.update(o["observation"].tobytes())
+            digest.update(o["action_mask"].tobytes())
+        step: dict[str, Any] = {"to_move": seat, "observations_sha256": digest.hexdigest()}
+        if seat is not None:
+            o = env.observe(env.possible_agents[seat])
+            nz = np.flatnonzero(o["observation"])
+            step["legal"] = [int(i) for i in np.flatnonzero(o["action_mask"])]
+            step["observation"] = {str(int(i)): float(o["observation"][i]) for i in nz}
+            step["action"] = a
+        else:
+            step["rewards"] = [float(env.rewards[x]) for x in env.possible_agents]
+        steps.append(step)
+        if a is None:
+            break
+        env.step(a)
+    return steps

@@ -1,0 +1,223 @@
+"""The command-line pieces both trainers share, in one place: ``bali train`` (``bali_env.training.train``)
+and ``bali train --framework rllib`` (``bali_env.training.rllib``) build their parsers from ``SHARED``, check
+the shared flags with ``check_shared``, continue a saved run with ``resumed_from`` and claim their
+output folder with ``claim_out``.
+
+Every check runs before anything is printed or created: a bad flag is ``p.error`` (argparse's
+usage and one line naming the flag, exit 2). The output folder is claimed only when the run
+starts: without ``--out`` a new folder ``runs/NAME-YYYYmmdd-HHMMSS`` (``-2``, ``-3``, ... when two
+runs start in the same second), with ``--out`` that folder, whose ``config.json`` is created
+exclusively, so of two runs started at once into the same new folder one wins and the other stops
+with one line (``TrainingError``) before writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from bali_env.files import new_output_dir, write_text
+
+from .entry import TrainingError
+
+OUT_PARENT = Path("runs")  #: where a run without ``--out`` gets its new folder
+RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
+HELP_EPILOG = ("The first Ctrl-C or SIGTERM ends the run cleanly: it saves {checkpoint} (continue with --resume OUT), "
+               "evaluates the model and writes summary.json, then exits with code 130; a second one quits at once "
+               "(exit 130 too). A bad flag or a run that cannot start: one line, exit 2, nothing written.")
+
+#: The flags both trainers take (``add_shared``); ``{checkpoint}`` and ``{name}`` in a help are
+#: the trainer's checkpoint and default folder name.
+SHARED: dict[str, dict[str, Any]] = {
+    "--players": {"type": int, "default": 2, "choices": (2, 3, 4), "help": "players per game"},
+    "--oracle": {"action": "store_true", "help": "play the Oracle variant"},
+    "--demon": {"action": "store_true", "help": "play the Demon variant"},
+    "--steps": {"type": float, "default": 1e8, "help": "total learner env steps"},
+    "--minutes": {"type": float, "default": 0.0, "help": "wall-clock limit (0: none)"},
+    "--pool-size": {"type": int, "default": 6, "help": "frozen self-play snapshots kept"},
+    "--snapshot-every": {"type": float, "default": 1e5, "help": "env steps between self-play snapshots"},
+    "--eval-every": {"type": float, "default": 1e6,
+                     "help": "env steps between checkpoints evaluated against random and greedy"},
+    "--eval-games": {"type": int, "default": 200, "help": "games per opponent at each evaluation"},
+    "--final-eval-games": {"type": int, "default": 1000, "help": "games per opponent at the end"},
+    "--eval-workers": {"type": int, "default": 1, "help": "worker processes of the evaluation tournaments"},
+    "--seed": {"type": int, "default": 0, "help": "seeds the deals, the opponents and the learner"},
+    "--out": {"type": Path, "default": None, "metavar": "OUT",
+              "help": f"output folder (default: a new folder {OUT_PARENT}/{{name}}-YYYYmmdd-HHMMSS for every run)"},
+    "--lr": {"type": float, "default": 3e-4, "help": "Adam learning rate"},
+    "--net": {"default": "128,128", "help": "hidden layer sizes (actor and critic each)"},
+    "--epochs": {"type": int, "default": 2, "help": "PPO epochs per rollout"},
+    "--gamma": {"type": float, "default": 0.997, "help": "discount factor, in (0, 1]"},
+    "--ent-coef": {"type": float, "default": 0.01, "help": "entropy bonus coefficient"},
+    "--reward": {"default": "win_loss", "choices": ("win_loss", "score"),
+                 "help": "terminal reward: +1 win / -1 otherwise, or the score margin (own final score minus the "
+                         "mean of the others) / 10, denser with more players"},
+    "--progress": {"action": argparse.BooleanOptionalAction, "default": True, "help": "progress bar"},
+    "--resume": {"type": Path, "default": None, "metavar": "OUT",
+                 "help": "continue the run saved in OUT (its config.json and {checkpoint}); only --steps and "
+                         "--minutes (totals over the whole run), --eval-workers and --progress can change"},
+}
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's defaults in the help, except ``--out``'s (its help says what happens without it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.dest == "out":
+            return action.help
+        return super()._get_help_string(action)
+
+
+def add_shared(p: argparse.ArgumentParser, flags: str, *, name: str, checkpoint: str,
+               helps: dict[str, str] | None = None) -> None:
+    """Add the ``SHARED`` flags named in ``flags`` (space separated, in that order) to ``p``;
+    ``helps`` replaces the help of some; ``name`` and ``checkpoint`` fill the helps' blanks."""
+    for flag in flags.split():
+        kwargs = dict(SHARED[flag])
+        kwargs["help"] = (helps or {}).get(flag, kwargs["help"]).format(name=name, checkpoint=checkpoint)
+        p.add_argument(flag, **kwargs)
+
+
+def parse(make_parser: Callable[[], argparse.ArgumentParser], argv: list[str] | None, *, checkpoint: str,
+          check: Callable[[argparse.ArgumentParser, argparse.Namespace], None],
+          before: dict[str, Any] | None = None) -> argparse.Namespace:
+    """The configuration from the command line: ``make_parser()``'s flags, or with ``--resume OUT``
+    OUT/config.json's with only ``RESUMABLE`` changed (``resumed_from``); then ``check_shared`` and
+    ``check`` (the trainer's own flags), which ``p.error`` (exit 2, nothing written)."""
+    p = make_parser()
+    args = p.parse_args(argv)
+    if args.resume is not None:
+        args = resumed_from(p, args, explicit_in(make_parser(), argv), make_parser().parse_args([]), RESUMABLE,
+                            checkpoint, before)
+    check_shared(p, args)
+    check(p, args)
+    return args
+
+
+def explicit_in(p: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The options of parser ``p`` given in ``argv`` (not left at their defaults); ``p`` is spent."""
+    unset = object()
+    p.set_defaults(**dict.fromkeys(vars(p.parse_args([])), unset))
+    return {key for key, value in vars(p.parse_args(argv)).items() if value is not unset}
+
+
+def resumed_from(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str], default: argparse.Namespace,
+                 resumable: tuple[str, ...], checkpoint: str,
+                 before: dict[str, Any] | None = None) -> argparse.Namespace:
+    """``default`` updated with the config.json of the run in ``args.resume`` and the given
+    ``resumable`` flags; ``p.error`` for another flag, a missing config or a missing ``checkpoint``.
+    ``before``: the values of flags added since, for a config.json written without them."""
+    folder: Path = args.resume
+    fixed = sorted(given - {"resume", *resumable})
+    if fixed:
+        p.error(f"--resume continues the run in {str(folder)!r} with its config.json: "
+                f"{', '.join('--' + k.replace('_', '-') for k in fixed)} cannot change "
+                f"(only {', '.join('--' + k.replace('_', '-') for k in resumable)} can)")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        if not isinstance(config, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        p.error(f"--resume {str(folder)!r}: no readable config.json of a training run ({exc})")
+    if not (folder / checkpoint).exists():
+        p.error(f"--resume {str(folder)!r}: no {checkpoint} in it (a run saves one at every evaluation "
+                "and when it stops)")
+    resumed = default
+    for key, value in (before or {}).items():
+        if key not in config:
+            config[key] = value
+    for key, value in config.items():
+        if hasattr(resumed, key) and key not in ("out", "resume", *given):
+            setattr(resumed, key, value)
+    for key in given & set(resumable):
+        setattr(resumed, key, getattr(args, key))
+    resumed.out = resumed.resume = folder
+    return resumed
+
+
+def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: Iterable[str]) -> None:
+    """``p.error`` unless every flag of ``names`` (dests, e.g. ``eval_games``) is positive and finite."""
+    for name in names:
+        value = getattr(args, name)
+        if not value > 0 or value == float("inf"):
+            p.error(f"--{name.replace('_', '-')} must be positive, got {value!r}")
+
+
+def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Check the flags both trainers take (``p.error`` names the first bad one): the positive
+    counts, the time limit, gamma, the entropy coefficient, the layer sizes, and ``--out``, which
+    must be writable and, for a new run, must not hold a run already."""
+    check_positive(p, args, ("steps", "snapshot_every", "eval_every", "eval_games", "final_eval_games",
+                             "eval_workers", "lr", "batch_size", "epochs"))
+    if not args.minutes >= 0 or args.minutes == float("inf"):
+        p.error(f"--minutes must be >= 0 (0: no limit), got {args.minutes!r}")
+    if not 0 < args.gamma <= 1:
+        p.error(f"--gamma must be in (0, 1], got {args.gamma!r}")
+    if not args.ent_coef >= 0:
+        p.error(f"--ent-coef must be >= 0, got {args.ent_coef!r}")
+    if not layer_sizes(args.net):
+        p.error(f"--net must be positive layer sizes like 128,128, got {args.net!r}")
+    out = (OUT_PARENT if args.out is None else args.out).resolve()
+    probe = next((q for q in (out, *out.parents) if q.exists()), None)
+    if probe is None or not probe.is_dir() or not os.access(probe, os.W_OK):
+        p.error(f"--out {str(args.out or OUT_PARENT)!r} is not writable ({probe} is not a writable folder)")
+    if args.resume is None and args.out is not None and (out / "config.json").exists():
+        p.error(_holds_a_run(args.out))
+
+
+def layer_sizes(net: str) -> list[int]:
+    """The hidden layer sizes of ``--net`` (``"128,128"``), or [] when it is not positive sizes."""
+    try:
+        sizes = [int(x) for x in net.split(",")]
+    except ValueError:
+        return []
+    return sizes if sizes and min(sizes) >= 1 else []
+
+
+def _holds_a_run(out: Path) -> str:
+    return (f"--out {str(out)!r} already holds a training run (config.json): continue it with "
+            f"--resume {str(out)!r}, or choose another folder")
+
+
+def check_left(args: argparse.Namespace, steps: int, elapsed: float) -> None:
+    """TrainingError when a resumed run already reached its end (``steps`` env steps, ``elapsed``
+    seconds against ``--steps`` and ``--minutes``, totals over the whole run)."""
+    if steps >= args.steps or (args.minutes > 0 and elapsed >= args.minutes * 60):
+        raise TrainingError(f"the run in {str(args.out)!r} already reached its end ({steps:,} steps, "
+                            f"{elapsed / 60:.1f} minutes): give a larger --steps or --minutes "
+                            "(totals over the whole run) to train further")
+
+
+def claim_out(args: argparse.Namespace, name: str) -> Path:
+    """Make ``args.out`` this run's folder and write its ``config.json`` (every flag); returns the
+    folder. A new run without ``--out`` gets a new folder ``runs/NAME-YYYYmmdd-HHMMSS`` (named on
+    stderr, as ``bali tournament`` names its own); a new run with ``--out`` creates that folder's
+    config.json exclusively (TrainingError, nothing written, when another run holds it, also one
+    started at the same moment); a resumed run rewrites its config.json (its new limits)."""
+    if args.resume is not None:
+        write_text(args.out / "config.json", _config_text(args))
+        return args.out
+    chosen = args.out is None
+    try:
+        if chosen:
+            args.out = new_output_dir(OUT_PARENT, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        args.out.mkdir(parents=True, exist_ok=True)
+        with open(args.out / "config.json", "x") as f:
+            f.write(_config_text(args))
+    except FileExistsError as exc:
+        raise TrainingError(str(exc) if chosen else _holds_a_run(args.out)) from None
+    except OSError as exc:
+        raise TrainingError(f"--out {str(args.out or OUT_PARENT)!r}: cannot create it ({exc})") from None
+    if chosen:
+        print(f"writing to {args.out}", file=sys.stderr, flush=True)
+    return args.out
+
+
+def _config_text(args: argparse.Namespace) -> str:
+    return json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, indent=2)

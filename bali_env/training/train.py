@@ -1,0 +1,236 @@
+"""Train a Bali agent with MaskablePPO (sb3-contrib) on the batched Numba environment.
+
+``python -m bali_env.training.train --players 2 --minutes 30 --out runs/bali2p`` (or ``bali train ...``).
+Without ``--out`` every run writes to a new folder ``runs/bali-YYYYmmdd-HHMMSS`` (``-2``, ``-3``,
+... when two start in the same second), named on stderr; an ``--out`` is claimed exclusively (of
+two runs started into the same new folder, one stops with one line, exit 2, having written
+nothing). Every flag is checked before anything is printed or written (a bad one: exit 2).
+
+The learner plays one seat of every game (rotating over the seats); the other seats are
+opponents drawn, per game, from a pool: ``random``, ``greedy``, ``self`` (frozen copies of the
+learner's past policies, a new snapshot every ``--snapshot-every`` steps, the oldest dropped past
+``--pool-size``) and ``mcts`` (the search agent with ``--mcts-sims`` simulations per move: a
+strong but slow opponent, 1-2 ms a move at 200 sims). ``--opponents random:1,greedy:3,self:1``
+(the default) sets the weights. ``progress.csv`` logs the learner's mean return
+(``train/learner_return``) and its return against each kind of opponent
+(``train/return_vs_greedy``, ``train/return_vs_mcts``, ...). Every
+``--eval-every`` steps the current policy is saved (``checkpoints/``) and evaluated against
+random and greedy with the tournament code (``bali_env.arena``); the win rates go to
+``eval.csv``, TensorBoard (``OUT/tb/``) and ``learning_curve.png``. Training metrics go to
+``progress.csv`` and TensorBoard. The run ends after ``--steps`` env steps or ``--minutes`` of
+wall time, whichever comes first, then saves ``final.zip``, exports the policy as ``final.npz``
+(plays without torch: ``make_agent("ppo:path=OUT/final.npz")``), evaluates it once more and
+writes ``summary.json`` (``env_steps``, ``wall_seconds``, ``train_seconds`` without the
+evaluations, ``env_steps_per_s`` = env_steps / train_seconds, the final evaluation).
+
+Interrupt and resume: the first SIGINT or SIGTERM ends the run after its current step; it saves
+``resume.pt`` at once (the model with its optimizer, the self-play pool, the games in flight, the
+step counters and every random generator), then evaluates and writes ``summary.json`` as usual,
+and the command exits with code 130, the shell's code for an interrupt (a second signal quits at
+once, exit 130 too: ``resume.pt`` is already written). Every periodic evaluation
+saves ``resume.pt`` too, so a killed run loses at most ``--eval-every`` steps. ``bali train
+--resume OUT`` continues the run in OUT with its ``config.json``; only ``--steps`` and
+``--minutes`` (totals over the whole run: a 30-minute run stopped after 10 goes on for 20),
+``--eval-workers`` and ``--progress`` can change. ``progress.csv`` and ``eval.csv`` are appended
+to, never truncated. A resumed run is the same run statistically, not bit for bit: it starts a
+fresh PPO rollout, so the steps of the interrupted rollout (at most ``--envs`` x ``--n-steps``)
+count but are not learned from.
+
+The network reads the observation followed by the greedy heuristic's estimates of it
+(``--features greedy-v1``, the default: ``bali_env.agents.features``; ``none``: the observation alone);
+the exported policy records the feature set, so ``ppo:path=OUT/final.npz`` computes the same
+input. ``--init FILE.npz`` starts the actor from an exported policy (the same hidden sizes and
+activation; a policy over the observation alone can start a run with features, whose input
+weights then start at 0) and the critic fresh. ``--init OUT/final.zip`` (``final.pt`` with
+``--trainer lean``) starts actor and critic from a model an earlier run saved (the same
+``--features`` and activation; a fresh optimizer and pool, the new run's flags): how the shipped
+policies went on from earlier runs with other opponents. Either may start a wider ``--net`` (as
+many layers, none narrower): the extra units start with zero weights out, so the grown network
+plays exactly like the file (``bali_env.training.checkpoints.grow_state``).
+
+Self-play snapshots are frozen NumPy copies of the policy (``bali_env.agents.ppo``): an opponent
+move costs a NumPy forward pass, not a torch call. ``--trainer lean`` swaps MaskablePPO for the
+lean PPO of ``bali_env.training.lean`` (same network, losses and settings; saves ``.pt``); ``python -m
+bali_env.training.curve OUT`` evaluates every exported checkpoint against slower opponents (mcts)
+afterwards.
+
+Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
+minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
+mcts-sims [200], pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
+[1000], eval-workers [1], seed [0], out [a new runs/bali-DATE-TIME], framework [sb3; rllib: ``bali_env.training.rllib``
+with its own flags], trainer [sb3], privileged-critic [off], critic-warmup [0], init [none], features [greedy-v1],
+lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
+gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
+torch-threads [2], resume [none]. ``python -m benchmarks.throughput`` measures these defaults against the previous
+configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh,
+no features) in one run; the README gives the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .checkpoints import (
+    CHECKPOINT,
+    init_problem,
+    load_actor,
+    load_checkpoint,
+    save_checkpoint,
+    save_model,
+    saved_policy,
+)
+from .entry import TrainingError, missing_modules, run_command
+from .evaluate import evaluate, evaluate_checkpoint, plot_curve, write_csv
+from .loop import COMMAND, OUT_NAME, make_logger, make_model, train
+from .options import HELP_EPILOG, RESUMABLE, HelpFormatter, add_shared, check_positive, parse
+from .pool import OPPONENT_KINDS, log_returns, opponent_kinds, opponent_weights
+
+__all__ = [  # what ``bali_env.training.train`` offers; most of it lives in the modules its package maps
+    "BEFORE_FLAGS", "CHECKPOINT", "FRAMEWORKS", "OPPONENT_KINDS", "RESUMABLE", "TRAIN_EXTRA", "TrainingError",
+    "defaults", "evaluate", "evaluate_checkpoint", "init_problem", "load_actor", "load_checkpoint", "log_returns",
+    "main", "make_logger", "make_model", "missing_packages", "opponent_kinds", "parse_args", "plot_curve",
+    "save_checkpoint", "save_model", "saved_policy", "train", "write_csv",
+]
+
+BEFORE_FLAGS = {"features": "none"}  #: flags added since runs were first saved: their value in an older run
+FRAMEWORKS = ("sb3", "rllib")  #: ``--framework``: this module, or ``bali_env.training.rllib``
+TRAIN_EXTRA = "train extra: pip install torch==2.13.0 && pip install -e '.[train]'"  #: what installs the packages
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The training configuration from the command line (every flag checked: ``p.error`` names it).
+    With ``--resume OUT`` the configuration is OUT/config.json's, with only ``RESUMABLE`` changed."""
+    return parse(_parser, argv, checkpoint=CHECKPOINT, check=_check, before=BEFORE_FLAGS)
+
+
+def defaults() -> argparse.Namespace:
+    """``bali train``'s default configuration (not validated: nothing is written)."""
+    return _parser().parse_args([])
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=COMMAND, formatter_class=HelpFormatter,
+                                description="Train a Bali agent with PPO (MaskablePPO by default), self-play "
+                                            "included; writes OUT/final.npz (play it as ppo:path=OUT/final.npz) "
+                                            "and OUT/summary.json.",
+                                epilog=HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}"))
+
+    def shared(flags: str) -> None:
+        """Add the shared flags named in ``flags`` (``bali_env.training.options.SHARED``)."""
+        add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT)
+
+    shared("--players --oracle --demon --steps --minutes")
+    p.add_argument("--envs", type=int, default=512, help="games stepped together in the batched env")
+    p.add_argument("--opponents", default="random:1,greedy:3,self:1",
+                   help="opponents with weights, SPEC:WEIGHT,...: any agent spec (random, greedy, mcts, "
+                        "mcts:sims=400, ppo, ppo:path=FILE.npz, mybot.py:MyBot, 'cmd:PROGRAM ARGS') or self "
+                        "(past snapshots of the learner)")
+    p.add_argument("--mcts-sims", type=int, default=200, help="simulations per move of the mcts opponents")
+    p.add_argument("--eval-opponents", nargs="+", default=["random", "greedy"], metavar="SPEC",
+                   help="the agents every checkpoint is evaluated against (any agent spec)")
+    p.add_argument("--eval-minutes", type=float, default=0.0,
+                   help="also evaluate every this many minutes of the run (0: by --eval-every steps only)")
+    shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers --seed --out")
+    p.add_argument("--framework", default="sb3", choices=FRAMEWORKS,
+                   help="sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own flags "
+                        "(python -m bali_env.training.rllib --help; needs the rllib extra)")
+    p.add_argument("--trainer", default="sb3", choices=("sb3", "lean"),
+                   help="sb3-contrib MaskablePPO (default, saves .zip) or the lean PPO of bali_env.training.lean (.pt)")
+    p.add_argument("--privileged-critic", action="store_true",
+                   help="lean trainer only: the critic also sees the hidden state (bali_env.training.privileged); "
+                        "the exported policy does not")
+    p.add_argument("--critic-warmup", type=float, default=0.0, metavar="STEPS",
+                   help="lean trainer only: the actor stays frozen (only the critic learns) until the run has "
+                        "played this many env steps; for a fresh critic under a trained actor (--init FILE.npz)")
+    p.add_argument("--init", type=Path, default=None, metavar="FILE",
+                   help="start from an exported policy FILE.npz (the actor; the critic starts fresh) or from "
+                        "a run's saved model (OUT/final.zip, or final.pt with --trainer lean: actor and critic); "
+                        "same --activation and --features; --net as deep, each layer as wide or wider (the extra "
+                        "units start with zero weights out)")
+    p.add_argument("--features", default="greedy-v1", choices=("greedy-v1", "none"),
+                   help="what the network reads besides the observation: the heuristic's estimates "
+                        "(bali_env.agents.features) or nothing")
+    shared("--lr --net")
+    p.add_argument("--activation", default="relu", choices=("relu", "tanh"), help="hidden layer activation")
+    p.add_argument("--n-steps", type=int, default=64, help="steps per env per PPO rollout")
+    p.add_argument("--batch-size", type=int, default=2048, help="PPO minibatch size")
+    shared("--epochs --gamma --ent-coef --reward")
+    p.add_argument("--torch-threads", type=int, default=2,
+                   help="PyTorch threads (the env steps between PPO updates, so both cores go to the update)")
+    shared("--progress --resume")
+    return p
+
+
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Check ``bali train``'s own flags (after the shared ones); ``p.error`` names the flag. Sets
+    ``args.weights`` (``--opponents`` parsed)."""
+    check_positive(p, args, ("envs", "pool_size", "torch_threads", "n_steps", "mcts_sims"))
+    if args.privileged_critic and args.trainer != "lean":
+        p.error("--privileged-critic needs --trainer lean")
+    if not 0 <= args.critic_warmup < float("inf"):
+        p.error(f"--critic-warmup must be a number of env steps >= 0, got {args.critic_warmup}")
+    if args.critic_warmup and args.trainer != "lean":
+        p.error("--critic-warmup needs --trainer lean")
+    if args.init is not None and args.resume is None:
+        problem = init_problem(args)
+        if problem:
+            p.error(f"--init {str(args.init)!r}: {problem}")
+    try:
+        args.weights = opponent_weights(args.opponents)
+    except ValueError as exc:
+        p.error(f"--opponents: {exc}")
+    if not args.eval_minutes >= 0 or args.eval_minutes == float("inf"):
+        p.error(f"--eval-minutes must be a number of minutes >= 0, got {args.eval_minutes}")
+    from bali_env.agents import make_agent
+
+    for spec in args.eval_opponents:
+        try:
+            agent = make_agent(spec, seed=0)
+            check = getattr(agent, "check_players", None)
+            if callable(check):
+                check(args.players)
+            agent.close()
+        except Exception as exc:  # noqa: BLE001 - unknown kind, missing file, a policy for other counts
+            p.error(f"--eval-opponents {spec!r}: " + " ".join(str(exc).split()))
+
+
+def make_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``bali train ARGV`` without its checks (nothing is read or written):
+    ``--framework rllib`` gives RLlib's (``bali_env.training.rllib``), which accepts that flag too."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--framework", default="sb3")
+    if pre.parse_known_args(list(argv or []))[0].framework != "rllib":
+        return _parser()
+    from .rllib import make_parser as rllib_parser
+
+    p = rllib_parser()
+    p.add_argument("--framework", choices=("rllib",), help="rllib: this trainer (bali train --framework rllib)")
+    return p
+
+
+def missing_packages(trainer: str) -> list[str]:
+    """The training packages ``trainer`` needs that are not installed."""
+    return missing_modules(["torch", "stable_baselines3"] + (["sb3_contrib"] if trainer == "sb3" else []))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``bali train`` / ``python -m bali_env.training.train`` (``bali_env.training.entry.run_command``):
+    exit 2 with one line when the train extra is missing, a flag is bad or the run cannot start
+    (nothing written), 130 when interrupted, else 0. ``--framework rllib`` hands the other flags to
+    ``bali_env.training.rllib``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--framework", default="sb3")
+    known, rest = pre.parse_known_args(argv)
+    if known.framework == "rllib":
+        from .rllib import main as rllib_main
+
+        return rllib_main(rest)
+    return run_command(argv, name=COMMAND, parse=lambda a: parse_args(a), install=TRAIN_EXTRA,
+                       missing=lambda args: missing_packages(args.trainer), train=lambda args: train(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
