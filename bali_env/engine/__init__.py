@@ -55,6 +55,7 @@ from .batch import (  # noqa: E402
     rollout_states,
 )
 from .deal import init_game  # noqa: E402
+from .decode import DECODED_SIZE, ObservationView, decode_counts, decode_observation  # noqa: E402
 from .determinization import check_observation, determinize  # noqa: E402
 from .end import (  # noqa: E402
     N_PARTS,

@@ -25,7 +25,6 @@ from numba import njit
 from .ids import (
     ALTAR_MAX,
     BASE_DECK_SIZE,
-    COLUMN_SIZE,
     D_FARMER_CHOICE,
     D_GAME_OVER,
     D_OFFER_FACE_DOWN,
@@ -58,51 +57,20 @@ from .ids import (
 )
 from .obs_spec import (
     O_ACTIVE,
-    O_ALTAR,
-    O_ALTAR_KNOWN,
     O_ALTAR_TOP,
-    O_ALTAR_UNKNOWN,
     O_DECISION,
-    O_DECK,
-    O_DECK_CARDS,
-    O_DEMON,
-    O_LAST_COL,
-    O_MARKET,
     O_NUM_PLAYERS,
-    O_ORACLE,
-    O_ORACLE_WINDOW,
-    O_SCORING,
-    O_SCORING_BONUS,
     O_SEATS,
-    O_SUPPLY,
     O_TO_MOVE,
-    O_VARIANTS,
     OBS_DIM,
     OBS_HIGH,
     OBS_SCALE,
     SEAT_WIDTH,
-    SO_HAND,
-    SO_OFF_MAX,
-    SO_OFF_MIN,
-    SO_OFF_TOTAL,
     SO_PRESENT,
-    SO_STONES,
-    SO_TABLEAU,
-    SO_VP,
-    X_ALTAR,
-    X_DECK,
-    X_DECK_CARDS,
-    X_HAND,
-    X_OFFERINGS,
-    X_PEEKS,
-    X_STONES,
-    X_SUPPLY,
-    X_TABLEAU,
-    X_VP,
-    X_WINDOW,
     observation_slot_names,
 )
-from .observe import obs_count, obs_num_players, obs_one_hot
+from . import decode as D
+from .observe import obs_num_players
 from .rng import rng_below, shuffle
 from .scoring import majority_seat
 from .state import (
@@ -186,22 +154,24 @@ def _range_problem(o: np.ndarray) -> str | None:
 
 def _count_problem(o: np.ndarray) -> str | None:
     """The deck's cards by id add up to the deck size, the known and unknown altar cards to the
-    altar size, and each known top altar card is among the known ones."""
-    deck_cards = sum(_count(o, O_DECK_CARDS + k, X_DECK_CARDS) for k in range(N_CARD_IDS))
-    most = ORACLE_DECK_SIZE if o[O_VARIANTS] > 0 else BASE_DECK_SIZE
-    if deck_cards != _count(o, O_DECK, X_DECK) or deck_cards > most:
-        return (f"the deck's cards by id add up to {deck_cards}, the deck holds {_count(o, O_DECK, X_DECK)} "
-                f"(at most {most})")
-    known = [_count(o, O_ALTAR_KNOWN + c, X_ALTAR) for c in range(N_CATEGORIES)]
-    size = _count(o, O_ALTAR, X_ALTAR)
-    if sum(known) + _count(o, O_ALTAR_UNKNOWN, X_ALTAR) != size or size > ALTAR_MAX:
+    altar size, and each known top altar card is among the known ones (the counts as the
+    decoder reads them, once the slots are whole counts)."""
+    v = np.zeros(D.DECODED_SIZE, dtype=np.int64)
+    D.decode_counts(o, v)
+    deck_cards = int(v[D.V_DECK_CARDS : D.V_DECK_CARDS + N_CARD_IDS].sum())
+    most = ORACLE_DECK_SIZE if v[D.V_ORACLE] else BASE_DECK_SIZE
+    if deck_cards != v[D.V_DECK_SIZE] or deck_cards > most:
+        return f"the deck's cards by id add up to {deck_cards}, the deck holds {v[D.V_DECK_SIZE]} (at most {most})"
+    known = v[D.V_KNOWN : D.V_KNOWN + N_CATEGORIES].tolist()
+    size = int(v[D.V_ALTAR_SIZE])
+    if sum(known) + v[D.V_ALTAR_UNKNOWN] != size or size > ALTAR_MAX:
         return f"known {sum(known)} and unknown altar cards do not add up to the altar's {size} (at most {ALTAR_MAX})"
     for d in range(ORACLE_WINDOW):
         top = o[O_ALTAR_TOP + N_CATEGORIES * d : O_ALTAR_TOP + N_CATEGORIES * (d + 1)]
         if np.count_nonzero(top) > (1 if d < size else 0):
             return f"the altar card at depth {d} has more than one category (or is not on the altar)"
-        if top.any():
-            cat = int(np.argmax(top))
+        cat = int(v[D.V_TOP + d])
+        if cat >= 0:
             if known[cat] < 1:
                 return f"the altar card at depth {d} is not among the known altar cards"
             known[cat] -= 1
@@ -233,50 +203,45 @@ def check_observation(obs: Any) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- the kernel
 @njit(cache=True)
-def _decode_public(obs, s):
-    """The public part of the state, read from the observation (observer = seat 0)."""
-    n = obs_num_players(obs)
+def _copy_public(v, s):
+    """The public part of the state, from the decoded observation ``v`` (observer = seat 0)."""
+    n = v[D.V_N]
     s[S_NUM_PLAYERS] = n
-    s[S_ORACLE] = 1 if obs[O_VARIANTS] > 0.5 else 0
-    s[S_DEMON] = 1 if obs[O_VARIANTS + 1] > 0.5 else 0
-    s[S_PHASE] = DECISION_PHASE[obs_one_hot(obs, O_DECISION, N_DECISIONS)]
-    s[S_ACTIVE] = obs_one_hot(obs, O_ACTIVE, MAX_PLAYERS)
-    s[S_TO_MOVE] = obs_one_hot(obs, O_TO_MOVE, MAX_PLAYERS)
+    s[S_ORACLE] = v[D.V_ORACLE]
+    s[S_DEMON] = v[D.V_DEMON]
+    s[S_PHASE] = DECISION_PHASE[v[D.V_DECISION]]
+    s[S_ACTIVE] = v[D.V_ACTIVE]
+    s[S_TO_MOVE] = v[D.V_TO_MOVE]
     for q in range(n):
-        b = O_SEATS + q * SEAT_WIDTH
         for k in range(N_CARD_TYPES):
-            s[hand(q, k)] = obs_count(obs, b + SO_HAND + k, X_HAND)
-            s[tableau(q, k)] = obs_count(obs, b + SO_TABLEAU + k, X_TABLEAU)
-        s[stones(q)] = obs_count(obs, b + SO_STONES, X_STONES)
-        s[vp(q)] = obs_count(obs, b + SO_VP, X_VP)
+            s[hand(q, k)] = v[D.hand(q, k)]
+            s[tableau(q, k)] = v[D.tableau(q, k)]
+        s[stones(q)] = v[D.V_STONES + q]
+        s[vp(q)] = v[D.V_VP + q]
         for c in range(N_CATEGORIES):
-            s[known_min(q, c)] = obs_count(obs, b + SO_OFF_MIN + c, X_OFFERINGS)
-            s[known_max(q, c)] = obs_count(obs, b + SO_OFF_MAX + c, X_OFFERINGS)
+            s[known_min(q, c)] = v[D.offerings_min(q, c)]
+            s[known_max(q, c)] = v[D.offerings_max(q, c)]
         s[starter(q)] = q
     for c in range(N_CATEGORIES):
-        s[supply(c)] = obs_count(obs, O_SUPPLY + c, X_SUPPLY)
+        s[supply(c)] = v[D.V_SUPPLY + c]
     for col in range(N_COLUMNS):
-        k = 0
-        for j in range(COLUMN_SIZE):
-            card = obs_one_hot(obs, O_MARKET + (col * COLUMN_SIZE + j) * N_CARD_TYPES, N_CARD_TYPES)
-            if card >= 0:
-                s[market(col, k)] = card
-                k += 1
+        for k in range(v[D.V_COL_LEN + col]):
+            s[market(col, k)] = v[D.market(col, k)]
         s[col_pos(col)] = 0
-        s[col_len(col)] = k
-    s[S_DEMON_COL] = obs_one_hot(obs, O_DEMON, N_COLUMNS) if s[S_DEMON] != 0 else -1
-    s[S_PEEKS] = obs_count(obs, O_ORACLE, X_PEEKS)
-    s[S_WINDOW] = obs_count(obs, O_ORACLE_WINDOW, X_WINDOW)
-    s[S_LAST_COL] = obs_one_hot(obs, O_LAST_COL, N_COLUMNS)
-    s[S_SCORED] = obs_one_hot(obs, O_SCORING, N_CARD_TYPES)
+        s[col_len(col)] = v[D.V_COL_LEN + col]
+    s[S_DEMON_COL] = v[D.V_DEMON_COL] if s[S_DEMON] != 0 else -1
+    s[S_PEEKS] = v[D.V_PEEKS]
+    s[S_WINDOW] = v[D.V_WINDOW]
+    s[S_LAST_COL] = v[D.V_LAST_COL]
+    s[S_SCORED] = v[D.V_SCORED]
 
 
 @njit(cache=True)
-def _sample_deck(obs, rng, s):
+def _sample_deck(v, rng, s):
     """The deck: the public composition in a uniformly random order."""
     size = 0
     for card in range(N_CARD_IDS):
-        for _ in range(obs_count(obs, O_DECK_CARDS + card, X_DECK_CARDS)):
+        for _ in range(v[D.V_DECK_CARDS + card]):
             s[deck(size)] = card
             size += 1
     shuffle(rng, s[deck(0) : deck(size)], 0, size)
@@ -285,14 +250,14 @@ def _sample_deck(obs, rng, s):
 
 
 @njit(cache=True)
-def _sample_others(obs, rng, s, rest, strict):
+def _sample_others(v, rng, s, rest, strict):
     """One try at the other players' offering cards: each missing card goes to a category still
     below its public upper bound (and, if ``strict``, with cards left in ``rest``). False when a
     player's cards cannot be placed."""
     for q in range(1, s[S_NUM_PLAYERS]):
         for c in range(N_CATEGORIES):
             s[offerings(q, c)] = s[known_min(q, c)]
-        missing = obs_count(obs, O_SEATS + q * SEAT_WIDTH + SO_OFF_TOTAL, X_OFFERINGS) - offering_total(s, q)
+        missing = v[D.V_OFF_TOTAL + q] - offering_total(s, q)
         for _ in range(missing):
             room = 0
             for c in range(N_CATEGORIES):
@@ -311,21 +276,21 @@ def _sample_others(obs, rng, s, rest, strict):
 
 
 @njit(cache=True)
-def _sample_offerings(obs, rng, s, rest):
+def _sample_offerings(v, rng, s, rest):
     """Own offering cards exact, the others' sampled within their public bounds and totals; writes
     into ``rest`` the cards of each category not placed anywhere yet (candidates for the altar)."""
     n = s[S_NUM_PLAYERS]
     for c in range(N_CATEGORIES):
         own = s[known_min(0, c)]
         s[offerings(0, c)] = own
-        rest[c] = SUPPLY_PER_CATEGORY - s[supply(c)] - own - obs_count(obs, O_ALTAR_KNOWN + c, X_ALTAR)
+        rest[c] = SUPPLY_PER_CATEGORY - s[supply(c)] - own - v[D.V_KNOWN + c]
         for q in range(1, n):
             s[offerings(q, c)] = s[known_min(q, c)]
             rest[c] -= s[known_min(q, c)]
     base_rest = rest.copy()
     for attempt in range(OFFERING_TRIES + 1):  # the last attempt ignores the category totals
         rest[:] = base_rest
-        if _sample_others(obs, rng, s, rest, attempt < OFFERING_TRIES):
+        if _sample_others(v, rng, s, rest, attempt < OFFERING_TRIES):
             break
     for c in range(N_CATEGORIES):
         rest[c] = max(rest[c], 0)
@@ -353,17 +318,17 @@ def _unknown_category(rng, rest):
 
 
 @njit(cache=True)
-def _sample_altar(obs, rng, s, rest):
+def _sample_altar(v, rng, s, rest):
     """The altar: known top cards in place, the other positions from the known pool + ``rest``."""
-    top = obs_count(obs, O_ALTAR, X_ALTAR)
+    top = v[D.V_ALTAR_SIZE]
     s[S_ALTAR_LEN] = top
     window = min(ORACLE_WINDOW, top)
     pool = np.zeros(N_CATEGORIES, dtype=np.int64)  # known-category cards not at a known depth
     for c in range(N_CATEGORIES):
-        pool[c] = obs_count(obs, O_ALTAR_KNOWN + c, X_ALTAR)
+        pool[c] = v[D.V_KNOWN + c]
     fixed = np.full(ALTAR_MAX, -1, dtype=np.int64)
     for d in range(window):
-        cat = obs_one_hot(obs, O_ALTAR_TOP + N_CATEGORIES * d, N_CATEGORIES)
+        cat = v[D.V_TOP + d]
         if cat >= 0:
             fixed[top - 1 - d] = cat
             pool[cat] -= 1
@@ -375,7 +340,7 @@ def _sample_altar(obs, rng, s, rest):
             cats[free] = c
             known[free] = 1
             free += 1
-    n_unknown = obs_count(obs, O_ALTAR_UNKNOWN, X_ALTAR)
+    n_unknown = v[D.V_ALTAR_UNKNOWN]
     for _ in range(n_unknown):
         cats[free] = _unknown_category(rng, rest)
         known[free] = 0
@@ -402,7 +367,7 @@ def _sample_altar(obs, rng, s, rest):
         if fixed[i] >= 0:
             s[altar(i)] = fixed[i]
             depth = top - 1 - i
-            seen = depth >= ORACLE_WINDOW or obs_one_hot(obs, O_ALTAR_TOP + N_CATEGORIES * depth, N_CATEGORIES) >= 0
+            seen = depth >= ORACLE_WINDOW or v[D.V_TOP + depth] >= 0
             s[altar_known(i)] = 1 if seen else 0
         else:
             s[altar(i)] = cats[order[j]]
@@ -411,7 +376,7 @@ def _sample_altar(obs, rng, s, rest):
 
 
 @njit(cache=True)
-def _place_pending_decision(obs, s):
+def _place_pending_decision(v, s):
     """Where the pending decision stands: whose offering or scoring step it is."""
     ph = s[S_PHASE]
     n = s[S_NUM_PLAYERS]
@@ -426,7 +391,7 @@ def _place_pending_decision(obs, s):
     elif ph in (PH_SHRINE_REWARD, PH_FARMER_CHOICE):
         s[S_BONUS_SEAT] = majority_seat(s, s[S_SCORED])
         k = (p - a) % n
-        if ph == PH_FARMER_CHOICE and obs[O_SCORING_BONUS] > 0.5:
+        if ph == PH_FARMER_CHOICE and v[D.V_BONUS] != 0:
             k = n
         s[S_SCORE_STEP] = k
     elif ph == PH_GAME_OVER:
@@ -439,16 +404,19 @@ def determinize(obs, rng, s):
     observation ``obs`` (float32[OBS_DIM]), drawing what it hides from the SplitMix64 stream
     ``rng`` (uint64[1]) and reading nothing else: ``observe(s, 0)`` gives back ``obs`` exactly.
 
-    The observer becomes seat 0. Copied: everything the observation shows. Drawn: the deck order
-    (uniform over the public deck composition), the others' offering cards (within the public
-    bounds and totals, preferring categories with cards left), the categories of the altar cards
-    the observer does not know (in proportion to the cards of each category not placed
-    elsewhere) and the order of the altar below the known top cards. A kernel: check an
-    observation that ``observe`` did not write with ``check_observation`` first."""
+    The observer becomes seat 0. Copied: everything the observation shows (read once by the
+    engine's decoder, ``decode.decode_counts``). Drawn: the deck order (uniform over the public
+    deck composition), the others' offering cards (within the public bounds and totals,
+    preferring categories with cards left), the categories of the altar cards the observer does
+    not know (in proportion to the cards of each category not placed elsewhere) and the order of
+    the altar below the known top cards. A kernel: check an observation that ``observe`` did not
+    write with ``check_observation`` first."""
+    v = np.zeros(D.DECODED_SIZE, dtype=np.int64)
+    D.decode_counts(obs, v)
     s[:] = 0
-    _decode_public(obs, s)
-    _sample_deck(obs, rng, s)
+    _copy_public(v, s)
+    _sample_deck(v, rng, s)
     rest = np.zeros(N_CATEGORIES, dtype=np.int64)
-    _sample_offerings(obs, rng, s, rest)
-    _sample_altar(obs, rng, s, rest)
-    _place_pending_decision(obs, s)
+    _sample_offerings(v, rng, s, rest)
+    _sample_altar(v, rng, s, rest)
+    _place_pending_decision(v, s)

@@ -28,8 +28,8 @@ Read the files in this order (each imports only the ones above it):
 | | one decision works in, their index kernels (``tableau``, ``hand``, ``offers``...), ``KERNEL_FILES`` |
 | ``altar.py`` | the table of random altar completions, ``expected_values``, ``altar_score``, |
 | | ``shrine_altar_gain`` |
-| ``context.py`` | ``decode_counts`` (the observation, through the engine's observation spec), |
-| | ``fill_context`` (turns left, shares, holdings, category values), ``stone_worth`` / |
+| ``context.py`` | ``fill_context`` (turns left, shares, holdings, category values; the observation read by |
+| | the engine's decoder, ``decode_counts``), ``stone_worth`` / |
 | | ``stone_delta``, ``scoring_gain``, ``tableau_gain`` |
 | ``scorers.py`` | one ``score_<decision>`` kernel per decision (``score_take_offering``, ``score_play``, |
 | | ``score_offer_face_up`` / ``_face_down`` / ``_supply``, ``score_oracle``, ``score_shrine_reward``, |

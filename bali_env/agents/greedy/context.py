@@ -1,8 +1,8 @@
 """The greedy heuristic's context: what every decision needs, read and estimated once per observation.
 
-``decode_counts`` reads the observation through the engine's observation spec (``O_*`` offsets,
-``SO_*`` seat offsets, ``X_*`` scales; ``bali_env.engine.obs_spec``) into the integer row ``v``;
-``fill_context`` then estimates, into the float row ``x`` (slots: ``bali_env.agents.greedy.slots``):
+The engine's decoder (``bali_env.engine.decode_counts``) reads the observation into the integer
+row ``v``; ``fill_context`` then estimates, into the float row ``x`` (slots:
+``bali_env.agents.greedy.slots``):
 
 - turns left (random play takes about one card a turn and the game ends about 10 cards before the
   deck and market run out, measured) and the share of each card type among the cards to come;
@@ -23,53 +23,18 @@ import numpy as np
 from numba import njit
 
 from bali_env.engine import (
-    COLUMN_SIZE,
-    D_GAME_OVER,
     FARMER,
     MAX_PLAYERS,
     N_CARD_TYPES,
     N_CATEGORIES,
     N_COLUMNS,
-    N_DECISIONS,
-    O_ALTAR_KNOWN,
-    O_ALTAR_TOP,
-    O_ALTAR_UNKNOWN,
-    O_DECISION,
-    O_DECK,
-    O_DECK_CARDS,
-    O_DEMON,
-    O_MARKET,
-    O_SCORING_AMOUNT,
-    O_SEATS,
-    O_SUPPLY,
-    ORACLE_WINDOW,
     PRIEST,
-    SEAT_WIDTH,
     SHRINE,
     SHRINE_COST,
     SHRINE_POINTS,
-    SO_HAND,
-    SO_OFF_MAX,
-    SO_OFF_MIN,
-    SO_STONES,
-    SO_TABLEAU,
-    SO_VP,
     STONECUTTER,
-    X_ALTAR,
-    X_DECK,
-    X_DECK_CARDS,
-    X_HAND,
-    X_OFFERINGS,
-    X_SCORING_AMOUNT,
-    X_STONES,
-    X_SUPPLY,
-    X_TABLEAU,
-    X_VP,
     majority_holder,
     numba_cache,
-    obs_count,
-    obs_num_players,
-    obs_one_hot,
     offering_price,
     stone_points,
 )
@@ -96,22 +61,15 @@ from .slots import (
     P_STONE_LOW,
     P_STONE_MID,
     V_ALTAR_UNKNOWN,
-    V_AMOUNT,
     V_COL_LEN,
     V_COUNTS,
-    V_DECISION,
     V_DECK_CARDS,
-    V_DECK_SIZE,
-    V_DEMON_COL,
     V_FAVOURITE,
     V_KNOWN,
     V_N,
     V_PLAN,
     V_RANDOM,
     V_STONES,
-    V_SUPPLY,
-    V_TOP,
-    V_VP,
     hand,
     held,
     market,
@@ -123,57 +81,6 @@ from .slots import (
 
 numba_cache.cover(__file__, *KERNEL_FILES)
 
-
-
-# ----------------------------------------------------------------------------- reading the observation
-@njit(cache=True)
-def decode_seats(obs, n, v):
-    """Hands, tableaus, stones, VP tokens and offering bounds of the ``n`` seats (observer first)."""
-    for q in range(n):
-        b = O_SEATS + q * SEAT_WIDTH
-        for k in range(N_CARD_TYPES):
-            v[hand(q, k)] = obs_count(obs, b + SO_HAND + k, X_HAND)
-            v[tableau(q, k)] = obs_count(obs, b + SO_TABLEAU + k, X_TABLEAU)
-        v[V_STONES + q] = obs_count(obs, b + SO_STONES, X_STONES)
-        v[V_VP + q] = obs_count(obs, b + SO_VP, X_VP)
-        for c in range(N_CATEGORIES):
-            v[offerings_min(q, c)] = obs_count(obs, b + SO_OFF_MIN + c, X_OFFERINGS)
-            v[offerings_max(q, c)] = obs_count(obs, b + SO_OFF_MAX + c, X_OFFERINGS)
-
-
-@njit(cache=True)
-def decode_market(obs, v):
-    """The market's columns as card ids in take order (empty slots skipped) and their lengths."""
-    for col in range(N_COLUMNS):
-        k = 0
-        for j in range(COLUMN_SIZE):
-            card = obs_one_hot(obs, O_MARKET + (col * COLUMN_SIZE + j) * N_CARD_TYPES, N_CARD_TYPES)
-            if card >= 0:
-                v[market(col, k)] = card
-                k += 1
-        v[V_COL_LEN + col] = k
-
-
-@njit(cache=True)
-def decode_counts(obs, v):
-    """The counts of one observation the heuristic reads, into ``v`` (``V_*`` slots)."""
-    n = obs_num_players(obs)
-    v[V_N] = n
-    d = obs_one_hot(obs, O_DECISION, N_DECISIONS)
-    v[V_DECISION] = D_GAME_OVER if d < 0 else d
-    v[V_DECK_SIZE] = obs_count(obs, O_DECK, X_DECK)
-    v[V_DEMON_COL] = obs_one_hot(obs, O_DEMON, N_COLUMNS)
-    v[V_ALTAR_UNKNOWN] = obs_count(obs, O_ALTAR_UNKNOWN, X_ALTAR)
-    v[V_AMOUNT] = obs_count(obs, O_SCORING_AMOUNT, X_SCORING_AMOUNT)
-    for c in range(N_CATEGORIES):
-        v[V_KNOWN + c] = obs_count(obs, O_ALTAR_KNOWN + c, X_ALTAR)
-        v[V_SUPPLY + c] = obs_count(obs, O_SUPPLY + c, X_SUPPLY)
-    for depth in range(ORACLE_WINDOW):
-        v[V_TOP + depth] = obs_one_hot(obs, O_ALTAR_TOP + depth * N_CATEGORIES, N_CATEGORIES)
-    for k in range(N_CARD_TYPES):
-        v[V_DECK_CARDS + k] = obs_count(obs, O_DECK_CARDS + k, X_DECK_CARDS)
-    decode_seats(obs, n, v)
-    decode_market(obs, v)
 
 
 # ----------------------------------------------------------------------------- stones

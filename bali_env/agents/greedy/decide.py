@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bali_env.engine import D_GAME_OVER, N_ACTIONS, numba_cache, rng_below
+from bali_env.engine import D_GAME_OVER, N_ACTIONS, decode_counts, numba_cache, rng_below
 
-from .context import decode_counts, fill_context
+from .context import fill_context
 from .scorers import score_decision
 from .slots import C_SIZE, KERNEL_FILES, NO_ACTION, TIE_EPS, V_DECISION, V_SIZE
 

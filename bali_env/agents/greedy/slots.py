@@ -4,8 +4,9 @@ Like the engine's state, what the heuristic knows about one decision is two flat
 named slots (``v[V_STONES]``) and, for per-seat or per-card fields, small index kernels named
 after them (``v[tableau(q, SHRINE)]``, ``x[offers(0, c)]``):
 
-- ``v`` (int64, ``V_*``): the observation's counts (``context.decode_counts``) and the integers
-  the context derives (favourite category, planned altar, random altar cards), plus scratch;
+- ``v`` (int64, ``V_*``): the observation's counts in the engine decoder's slots
+  (``bali_env.engine.decode``: ``v[hand(q, k)]``...), then the integers the context derives
+  (favourite category, planned altar, random altar cards), plus scratch;
 - ``x`` (float64, ``C_*``): the context's estimates (turns left, shares, holdings now and at the
   end, category values, reward units) and the refill's per-card values.
 
@@ -20,16 +21,27 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from bali_env.engine import (
-    COLUMN_SIZE,
-    HAND_SIZE,
-    MAX_PLAYERS,
-    N_ACTIONS,
-    N_CARD_TYPES,
-    N_CATEGORIES,
-    N_COLUMNS,
-    ORACLE_WINDOW,
-    numba_cache,
+from bali_env.engine import HAND_SIZE, MAX_PLAYERS, N_ACTIONS, N_CARD_TYPES, N_CATEGORIES, N_COLUMNS, numba_cache
+from bali_env.engine.decode import (  # noqa: F401 - the decoded slots and accessors, re-exported for the heuristic
+    DECODED_SIZE,
+    V_ALTAR_UNKNOWN,
+    V_AMOUNT,
+    V_COL_LEN,
+    V_DECISION,
+    V_DECK_CARDS,
+    V_DECK_SIZE,
+    V_DEMON_COL,
+    V_KNOWN,
+    V_N,
+    V_STONES,
+    V_SUPPLY,
+    V_TOP,
+    V_VP,
+    hand,
+    market,
+    offerings_min,
+    offerings_max,
+    tableau,
 )
 
 _HERE = Path(__file__).resolve().parent
@@ -50,28 +62,12 @@ TIE_EPS = 1e-9  #: actions scoring within this of the best are ties
 NO_ACTION = -1  #: the answer for a row without any legal action (a finished game)
 
 # ----------------------------------------------------------------------------- v: the integer row
-V_N = 0  #: number of players
-V_DECISION = 1  #: D_* (D_GAME_OVER when none is set)
-V_DECK_SIZE = 2
-V_DEMON_COL = 3  #: -1 without the demon
-V_ALTAR_UNKNOWN = 4
-V_AMOUNT = 5  #: what a pending scoring decision gives
-V_FAVOURITE = 6  #: the category I push onto the altar
-V_RANDOM = 7  #: random altar cards expected (unknown ones and the others' additions)
-V_PLAN = 8  #: [category] known altar counts plus the cards I plan to put there
-V_KNOWN = V_PLAN + N_CATEGORIES  #: [category] altar cards of known category
-V_TOP = V_KNOWN + N_CATEGORIES  #: [depth] category of the altar card at that depth, -1 unknown
-V_SUPPLY = V_TOP + ORACLE_WINDOW  #: [category]
-V_DECK_CARDS = V_SUPPLY + N_CATEGORIES  #: [card id] cards left in the deck
-V_COL_LEN = V_DECK_CARDS + N_CARD_TYPES  #: [column] cards in the column
-V_MARKET = V_COL_LEN + N_COLUMNS  #: [column, slot] card ids, take order
-V_TABLEAU = V_MARKET + N_COLUMNS * COLUMN_SIZE  #: [seat, card id]
-V_HAND = V_TABLEAU + MAX_PLAYERS * N_CARD_TYPES  #: [seat, card id]
-V_STONES = V_HAND + MAX_PLAYERS * N_CARD_TYPES  #: [seat]
-V_VP = V_STONES + MAX_PLAYERS  #: [seat]
-V_OFF_MIN = V_VP + MAX_PLAYERS  #: [seat, category] offering cards, at least (mine: exact)
-V_OFF_MAX = V_OFF_MIN + MAX_PLAYERS * N_CATEGORIES  #: [seat, category] at most
-V_COUNTS = V_OFF_MAX + MAX_PLAYERS * N_CATEGORIES  #: [seat] scratch: counts for the majority rule
+# the observation's counts, in the engine decoder's slots (``V_N`` .. ``V_OFF_TOTAL``), then the
+# integers the context derives and the scratch of one decision
+V_FAVOURITE = DECODED_SIZE  #: the category I push onto the altar
+V_RANDOM = V_FAVOURITE + 1  #: random altar cards expected (unknown ones and the others' additions)
+V_PLAN = V_RANDOM + 1  #: [category] known altar counts plus the cards I plan to put there
+V_COUNTS = V_PLAN + N_CATEGORIES  #: [seat] scratch: counts for the majority rule
 V_SEQ = V_COUNTS + MAX_PLAYERS  #: [take] scratch: a sequence of refill columns
 V_TAKEN = V_SEQ + HAND_SIZE  #: [column] scratch: cards taken from each column in a sequence
 V_ALLOWED = V_TAKEN + N_COLUMNS  #: [k] the columns a later refill take may use
@@ -94,37 +90,7 @@ C_SCORING = C_CARD_VALUE + N_CARD_TYPES  #: [card id] refill: relative value of 
 C_SIZE = C_SCORING + N_CARD_TYPES
 
 
-# ----------------------------------------------------------------------------- index kernels
-@njit(cache=True, inline="always")
-def tableau(seat, card):
-    """Index in ``v`` of a seat's tableau count of ``card``."""
-    return V_TABLEAU + seat * N_CARD_TYPES + card
-
-
-@njit(cache=True, inline="always")
-def hand(seat, card):
-    """Index in ``v`` of a seat's hand count of ``card``."""
-    return V_HAND + seat * N_CARD_TYPES + card
-
-
-@njit(cache=True, inline="always")
-def market(col, j):
-    """Index in ``v`` of the card at slot ``j`` (take order) of column ``col``."""
-    return V_MARKET + col * COLUMN_SIZE + j
-
-
-@njit(cache=True, inline="always")
-def offerings_min(seat, c):
-    """Index in ``v`` of the least number of offering cards of category ``c`` a seat may hold."""
-    return V_OFF_MIN + seat * N_CATEGORIES + c
-
-
-@njit(cache=True, inline="always")
-def offerings_max(seat, c):
-    """Index in ``v`` of the most offering cards of category ``c`` a seat may hold."""
-    return V_OFF_MAX + seat * N_CATEGORIES + c
-
-
+# ----------------------------------------------------------------------------- index kernels of x
 @njit(cache=True, inline="always")
 def held(seat, c):
     """Index in ``x`` of a seat's offering cards of category ``c`` now."""
