@@ -48,7 +48,7 @@ print(json.dumps(rows))
 def measure(tree: Path, seconds: float, quick: bool) -> dict[str, float]:
     """Steps per second of every row, measured in a fresh process on the code of ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree))
-    harness = str(ROOT / "benchmarks" / "run.py")
+    harness = str(ROOT / "bali_env" / "bench" / "run.py")
     out = subprocess.run([sys.executable, "-c", _MEASURE, str(seconds), "1" if quick else "0", harness], cwd=tree,
                          env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -94,12 +94,15 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the options, compare, print the table and write ``compare.json``."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.splitlines()[0])
+    from bali_env.engine import flags
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.splitlines()[0],
+                                     parents=[flags.out("output folder of compare.json (default: %(default)s)",
+                                                        default=Path("results/bench"))])
     parser.add_argument("--base", default="HEAD", help="the commit to compare with (default HEAD)")
     parser.add_argument("--rounds", type=int, default=4, help="alternating rounds per side (default 4)")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per measurement (default 2)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for smoke tests")
-    parser.add_argument("--out", type=Path, default=Path("results/bench"), help="output directory")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")

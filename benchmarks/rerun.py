@@ -86,11 +86,13 @@ def rerun(path: Path, work_dir: Path = WORK_DIR, progress: bool = True) -> tuple
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: replay the matching files (see the module docstring); exit 2 on a bad pattern."""
-    p = argparse.ArgumentParser(prog="python -m benchmarks.rerun", description=__doc__.split("\n\n")[0])
+    from bali_env.engine import flags
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.rerun", description=__doc__.split("\n\n")[0],
+                                parents=[flags.progress()])
     p.add_argument("patterns", nargs="+", metavar="PATTERN", help="result file names without .json (fnmatch)")
     p.add_argument("--work", type=Path, default=WORK_DIR, help="where the tournaments run (default: %(default)s)")
     p.add_argument("--dry-run", action="store_true", help="list the files and their commands, play nothing")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
     args = p.parse_args(argv)
     try:
         files = matching(args.patterns)

@@ -89,9 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     from bali_env.training.pool import opponent_weights
     from bali_env.training.train import defaults
 
-    p = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0])
+    from bali_env.engine import flags
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0],
+                                parents=[flags.players(2)])
     p.add_argument("--steps", type=int, default=65536, help="timed env steps per measurement")
-    p.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     p.add_argument("--opponents", nargs="+", default=[defaults().opponents, "random"],
                    help="opponent mixes to measure (default: bali train's default mix, then random)")
     args = p.parse_args(argv)

@@ -525,15 +525,32 @@ def test_render_ansi_shows_no_private_knowledge():
         rng = np.random.default_rng(seed)
         while not all(env.terminations.values()):
             s = env._state
-            v = E.view(s)
+            v = E.state_blocks(s)
             everyone = (1 << 3) - 1
             private = [i for i in range(int(s[E.S_ALTAR_LEN])) if 0 < int(v.altar_known[i]) < everyone]
             if private:
                 other = s.copy()
-                ov = E.view(other)
+                ov = E.state_blocks(other)
                 for i in private:
                     ov.altar_known[i] = 0
                 assert render_ansi(other) == render_ansi(s)
                 checked += 1
             env.step(int(rng.choice(env.legal_actions())))
     assert checked > 20
+
+
+def test_state_is_the_true_state_read_only_and_live():
+    """``state()`` (PettingZoo's global view) is the engine's state array: read-only (nothing
+    outside the env writes it), live (it follows the game), inside ``state_space``."""
+    env = bali_v0.raw_env(num_players=3)
+    env.reset(seed=7)
+    s = env.state()
+    assert s.shape == (C.STATE_SIZE,) and s.dtype == C.STATE_DTYPE and env.state_space.contains(s)
+    with pytest.raises(ValueError):
+        s[0] = 1
+    phase = int(s[C.S_PHASE])
+    before = s.copy()
+    env.step(env.legal_actions()[0])
+    assert not np.array_equal(before, s) or int(s[C.S_PHASE]) != phase
+    np.testing.assert_array_equal(s, env.state())
+    assert env.state_space is env.state_space

@@ -10,7 +10,8 @@ import struct
 
 import pytest
 
-from bali_env.bench.run import _table, bench_figure, main
+from bali_env.apps.cli import main as cli_main
+from bali_env.bench.run import _table, bench_figure
 
 AEC_ROWS = ["bali_v0", "bali_v0+oracle+demon", "pettingzoo:connect_four_v3", "pettingzoo:texas_holdem_v4",
             "open_spiel:hearts", "open_spiel:crazy_eights"]  #: the AEC loops bali bench runs, in table order
@@ -40,7 +41,7 @@ def test_bench_prints_and_draws_what_it_measured(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
     monkeypatch.setenv("COLUMNS", "90")  # the width the table must fit
     out_dir = tmp_path / "new" / "bench"
-    main(["--quick", "--no-startup", "--seconds", "0.05", "--out", str(out_dir)])
+    assert cli_main(["bench", "--quick", "--no-startup", "--seconds", "0.05", "--out", str(out_dir)]) == 0
     data = json.loads((out_dir / "bench.json").read_text())
     printed = capsys.readouterr().out
     table = printed[printed.index("\nenvironment") + 1: printed.index("\nwrote")].strip().splitlines()
@@ -151,7 +152,7 @@ def test_bad_options_stop_before_anything_is_measured_or_created(tmp_path, capsy
     if "--out" not in argv:
         argv += ["--out", str(tmp_path / "out")]
     with pytest.raises(SystemExit) as exc:
-        main(argv)
+        cli_main(["bench", *argv])
     assert exc.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == "" and says in captured.err.splitlines()[-1]

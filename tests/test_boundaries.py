@@ -376,6 +376,7 @@ def test_bad_record_files_are_refused_cleanly(tmp_path, bad):
     import json
 
     from bali_env.envs.records import load_record
+    from bali_env.apps.cli import parse_command
     from bali_env.apps.replay import run
 
     env = bali_env.raw_env(num_players=2)
@@ -400,4 +401,4 @@ def test_bad_record_files_are_refused_cleanly(tmp_path, bad):
     with pytest.raises(ValueError):
         load_record(path)
     out: list[str] = []
-    assert run([str(path), "--all"], print_fn=out.append) == 2
+    assert run(parse_command(["replay", str(path), "--all"]), print_fn=out.append) == 2

@@ -158,6 +158,7 @@ def test_an_illegal_request_shows_an_error_and_the_page_goes_on(browser, server)
 def test_step_through_an_html_replay(browser, tmp_path):
     import bali_env
     from bali_env.envs.records import save_record
+    from bali_env.apps.cli import parse_command
     from bali_env.apps.replay import run
 
     env = bali_env.raw_env(num_players=3, oracle=True, demon=True)
@@ -169,7 +170,7 @@ def test_step_through_an_html_replay(browser, tmp_path):
     moves = len(record["actions"])
     path = save_record(record, tmp_path / "game.json")
     out = tmp_path / "game.html"
-    assert run([str(path), "--html", str(out), "--seat", "1"], print_fn=lambda *a: None) == 0
+    assert run(parse_command(["replay", str(path), "--html", str(out), "--seat", "1"]), print_fn=lambda *a: None) == 0
 
     page, errors = _page(browser)
     requests: list[str] = []

@@ -56,13 +56,13 @@ def _observe(s, p):
 
 
 def _live_market(s):
-    v = E.view(s)
+    v = E.state_blocks(s)
     return [v.market[col, v.col_pos[col] : v.col_len[col]].tolist() for col in range(E.N_COLUMNS)]
 
 
 def _altar_known_to(s, seat):
     """(categories at depth 0..3 as ``seat`` knows them, -1 unknown; known categories, counted)."""
-    v, top = E.view(s), int(s[E.S_ALTAR_LEN])
+    v, top = E.state_blocks(s), int(s[E.S_ALTAR_LEN])
     knows = [bool(v.altar_known[i] >> seat & 1) for i in range(top)]
     window = [int(v.altar[top - 1 - d]) if knows[top - 1 - d] else -1 for d in range(min(E.ORACLE_WINDOW, top))]
     return window, Counter(int(v.altar[i]) for i in range(top) if knows[i])
@@ -71,7 +71,7 @@ def _altar_known_to(s, seat):
 def _check_seen_parts(truth, p, sample):
     """Everything seat ``p`` sees of ``truth`` is in ``sample`` unchanged (``p`` is its seat 0)."""
     n = int(truth[E.S_NUM_PLAYERS])
-    t, u = E.view(truth), E.view(sample)
+    t, u = E.state_blocks(truth), E.state_blocks(sample)
     seats = [(p + r) % n for r in range(n)]  # sample seat r is truth seat seats[r]
     assert (u.hands[:n] == t.hands[seats]).all() and (u.tableaus[:n] == t.tableaus[seats]).all()
     assert (u.stones[:n] == t.stones[seats]).all() and (u.vp_tokens[:n] == t.vp_tokens[seats]).all()
@@ -98,12 +98,12 @@ def _check_hidden_parts(truth, p, sample):
     """The hidden parts of ``sample`` stay within the public bounds, and the hidden cards of each
     category are exactly the cards of that category seat ``p`` cannot see."""
     n = int(truth[E.S_NUM_PLAYERS])
-    u = E.view(sample)
+    u = E.state_blocks(sample)
     assert (u.known_min[1:n] <= u.offerings[1:n]).all() and (u.offerings[1:n] <= u.known_max[1:n]).all()
     top = int(sample[E.S_ALTAR_LEN])
     unknown_altar = Counter(int(u.altar[i]) for i in range(top) if not u.altar_known[i] & 1)
     _, seen_altar = _altar_known_to(truth, p)
-    t = E.view(truth)
+    t = E.state_blocks(truth)
     for c in range(E.N_CATEGORIES):
         hidden = int(u.offerings[1:n, c].sum()) + unknown_altar[c]
         unseen = E.SUPPLY_PER_CATEGORY - int(t.supply[c]) - int(t.offerings[p, c]) - seen_altar[c]
@@ -178,8 +178,8 @@ def test_samples_are_reproducible_and_not_the_truth():
     decks = set()
     for _ in range(20):
         E.determinize(obs, stream, a)
-        decks.add(tuple(E.view(a).deck[: a[E.S_DECK_LEN]].tolist()))
-    true_deck = tuple(E.view(truth).deck[truth[E.S_DECK_POS] : truth[E.S_DECK_LEN]].tolist())
+        decks.add(tuple(E.state_blocks(a).deck[: a[E.S_DECK_LEN]].tolist()))
+    true_deck = tuple(E.state_blocks(truth).deck[truth[E.S_DECK_POS] : truth[E.S_DECK_LEN]].tolist())
     assert len(decks) == 20 and true_deck not in decks
     assert all(sorted(d) == sorted(true_deck) for d in decks)
 
@@ -192,7 +192,7 @@ def _decks(obs, count, seed):
     out = []
     for _ in range(count):
         E.determinize(obs, stream, s)
-        out.append(E.view(s).deck[: s[E.S_DECK_LEN]].copy())
+        out.append(E.state_blocks(s).deck[: s[E.S_DECK_LEN]].copy())
     return np.array(out)
 
 
@@ -233,7 +233,7 @@ def _small_deck_observation():
         s = _new_state((2, True, False), seed)
         policy = np.array([seed], dtype=np.uint64)
         while s[E.S_PHASE] != E.PH_GAME_OVER:
-            left = E.view(s).deck[s[E.S_DECK_POS] : s[E.S_DECK_LEN]]
+            left = E.state_blocks(s).deck[s[E.S_DECK_POS] : s[E.S_DECK_LEN]]
             if 4 <= len(left) <= 6 and 1 < len(set(left.tolist())) < len(left):
                 return _observe(s, 0)[0]
             E.legal_mask(s, mask)

@@ -15,7 +15,14 @@ import bali_env
 from bali_env.agents.ppo import ExportedPolicy, write_policy
 from bali_env.agents.puct import PolicySearchAgent
 from bali_env.training import distil
-from bali_env.training.distil import fingerprint, fit_actor, label, main, positions
+from bali_env.apps.cli import main as cli_main
+from bali_env.training.distil import fingerprint, fit_actor, label, positions
+
+
+def main(argv):
+    """``bali distil ARGV``: its exit code (SystemExit(2) for a bad argument)."""
+    return cli_main(["distil", *argv])
+
 
 SHIPPED = str(Path(bali_env.__file__).parent / "agents" / "policies" / "bali_2p.npz")
 

@@ -261,23 +261,25 @@ def test_good_options_apply():
 
 # ============================================================================= constructor
 @pytest.mark.parametrize(
-    "kwargs, word",
+    "kwargs, error, word",
     [
-        ({"num_players": 1}, "num_players"),
-        ({"num_players": 5}, "num_players"),
-        ({"num_players": 0}, "num_players"),
-        ({"num_players": True}, "num_players"),
-        ({"num_players": "4"}, "num_players"),
-        ({"num_players": None}, "num_players"),
-        ({"render_mode": "rgb"}, "render_mode"),
-        ({"reward": "dense"}, "reward"),
-        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"num_players": 1}, ValueError, "num_players"),
+        ({"num_players": 5}, ValueError, "num_players"),
+        ({"num_players": 0}, ValueError, "num_players"),
+        ({"num_players": True}, TypeError, "num_players"),
+        ({"num_players": "4"}, TypeError, "num_players"),
+        ({"num_players": None}, TypeError, "num_players"),
+        ({"render_mode": "rgb"}, ValueError, "render_mode"),
+        ({"reward": "dense"}, ValueError, "reward"),
+        ({"illegal_action": "ignore"}, ValueError, "illegal_action"),
     ],
 )
-def test_bad_constructor_args(kwargs, word):
-    with pytest.raises(ValueError, match=word):
+def test_bad_constructor_args(kwargs, error, word):
+    """A bad constructor argument is one error naming it: TypeError for the wrong type (a bool is
+    not a player count), ValueError for a value out of range (the validators every env shares)."""
+    with pytest.raises(error, match=word):
         bali_env.env(**kwargs)
-    with pytest.raises(ValueError, match=word):
+    with pytest.raises(error, match=word):
         bali_v0.raw_env(**kwargs)
 
 
@@ -341,8 +343,8 @@ def test_raise_mode_is_the_default():
 @pytest.mark.parametrize(
     "kwargs,error",
     [
-        ({"num_players": 4.0}, ValueError),
-        ({"num_players": True}, ValueError),
+        ({"num_players": 4.0}, TypeError),
+        ({"num_players": True}, TypeError),
         ({"oracle": "no"}, TypeError),
         ({"demon": 1}, TypeError),
     ],

@@ -1,6 +1,6 @@
-"""Quoted figures cannot go stale: every win rate with an interval in the README and the docs
-is what the kept result files (docs/results/) give, and the README's headline table is the one
-``benchmarks.figures`` writes from them (``benchmarks/figures.py`` says how)."""
+"""Quoted figures cannot go stale: every win rate with an interval in the README, the docs and
+training/README.md is what the kept result files (docs/results/) give, and the README's headline
+table is the one ``benchmarks.figures`` writes from them (``benchmarks/figures.py`` says how)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from benchmarks import figures
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "training" / "README.md"]
 
 
 def test_the_generated_tables_are_written_from_the_result_files():
@@ -35,7 +35,7 @@ def test_a_changed_table_is_found_stale(tmp_path, monkeypatch):
     assert figures.stale_blocks() == ["README.md (speed)"]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_quoted_win_rate_comes_from_a_result_file(page):
     """A win rate with its interval outside a history passage must be one that a claim's files
     give (so a rerun with other results, or a typo, fails here)."""

@@ -12,7 +12,14 @@ import pytest
 import bali_env
 from bali_env.agents.ppo import ExportedPolicy
 from bali_env.engine import OBS_DIM
-from bali_env.training.value import collect_positions, main
+from bali_env.apps.cli import main as cli_main
+from bali_env.training.value import collect_positions
+
+
+def main(argv):
+    """``bali fit-value ARGV``: its exit code (SystemExit(2) for a bad argument)."""
+    return cli_main(["fit-value", *argv])
+
 
 SHIPPED = "bali_env/agents/policies/bali_2p.npz"
 

@@ -303,6 +303,38 @@ def _hidden_alternatives(s) -> list[int]:
     return []
 
 
+def _others_cannot_tell(first: np.ndarray, other: np.ndarray, hider: int, n: int, brng: np.random.Generator,
+                        what: str) -> int:
+    """Play the same moves from two branches that differ only in ``hider``'s hidden choice: for
+    FUZZ_STEPS steps every other seat's observation and mask are equal in both (AssertionError
+    naming the slots otherwise). Returns how many positions were compared."""
+    o1, o2 = np.zeros(C.OBS_DIM, np.float32), np.zeros(C.OBS_DIM, np.float32)
+    m1, m2 = np.zeros(C.N_ACTIONS, np.int8), np.zeros(C.N_ACTIONS, np.int8)
+    x, y = first.copy(), other.copy()
+    compared = 0
+    for step in range(FUZZ_STEPS):
+        if x[C.S_PHASE] == C.PH_ORACLE and x[C.S_ACTIVE] != hider:
+            break  # another seat peeks at the altar, which differs
+        for q in (q for q in range(n) if q != hider):
+            C.observe(x, q, o1, m1)
+            C.observe(y, q, o2, m2)
+            if not (np.array_equal(o1, o2) and np.array_equal(m1, m2)):
+                diff = [bali_env.observation_slot_names()[i] for i in np.flatnonzero(o1 != o2)]
+                raise AssertionError(f"{what}: seat {q} tells them apart {step} steps later: {diff}")
+        compared += 1
+        if x[C.S_PHASE] == C.PH_GAME_OVER:
+            break
+        C.legal_mask(x, m1)
+        C.legal_mask(y, m2)
+        common = np.flatnonzero(m1 & m2)
+        if common.size == 0:
+            break
+        a = int(brng.choice(common))
+        C.apply_action(x, a)
+        C.apply_action(y, a)
+    return compared
+
+
 def test_every_hidden_decision_of_random_games():
     """Kernel-level fuzz: in FUZZ_GAMES random games, every face-down offering and every oracle
     take with two or more distinguishable choices is branched over all of them; for FUZZ_STEPS
@@ -329,36 +361,11 @@ def test_every_hidden_decision_of_random_games():
                     b = s.copy()
                     C.apply_action(b, a)
                     branches.append(b)
-                first = branches[0]
                 for k, other in enumerate(branches[1:], 1):
-                    x, y = first.copy(), other.copy()
-                    brng = np.random.default_rng(g * 100 + k)
-                    for step in range(FUZZ_STEPS):
-                        if x[C.S_PHASE] == C.PH_ORACLE and x[C.S_ACTIVE] != hider:
-                            break  # another seat peeks at the altar, which differs
-                        for q in range(n):
-                            if q == hider:
-                                continue
-                            C.observe(x, q, o1, m1)
-                            C.observe(y, q, o2, m2)
-                            if not (np.array_equal(o1, o2) and np.array_equal(m1, m2)):
-                                diff = [bali_env.observation_slot_names()[i] for i in np.flatnonzero(o1 != o2)]
-                                raise AssertionError(
-                                    f"game {g} ({n}p oracle={oracle} demon={demon}, deal seed {3_000_000 + g}): "
-                                    f"seat {q} tells apart actions {alts[0]} and {alts[k]} of seat {hider} "
-                                    f"{step} steps later: {diff}"
-                                )
-                        compared += 1
-                        if x[C.S_PHASE] == C.PH_GAME_OVER:
-                            break
-                        C.legal_mask(x, m1)
-                        C.legal_mask(y, m2)
-                        common = np.flatnonzero(m1 & m2)
-                        if common.size == 0:
-                            break
-                        a = int(brng.choice(common))
-                        C.apply_action(x, a)
-                        C.apply_action(y, a)
+                    what = (f"game {g} ({n}p oracle={oracle} demon={demon}, deal seed {3_000_000 + g}): actions "
+                            f"{alts[0]} and {alts[k]} of seat {hider}")
+                    compared += _others_cannot_tell(branches[0], other, hider, n, np.random.default_rng(g * 100 + k),
+                                                    what)
                 # the hider's own view does tell the branches apart (the test can fail)
                 C.observe(branches[0], hider, o1, m1)
                 C.observe(branches[1], hider, o2, m2)

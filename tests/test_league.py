@@ -64,7 +64,7 @@ def test_a_league_resumes(tmp_path):
 @pytest.mark.parametrize("kwargs, says", [
     ({"agents": ["greedy"]}, "at least 2 agents"),
     ({"sizes": (5,)}, "players must be among"),
-    ({"games": 0}, "games must be a positive int"),
+    ({"games": 0}, "games must be an int >= 1"),
     ({"move_time": -1}, "--move-time"),
     ({"agents": ["greedy", "nosuchagent"]}, "unknown agent"),
 ])

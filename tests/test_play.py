@@ -10,12 +10,22 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from bali_env.apps import terminal as P
 from bali_env.agents.base import make_agent
-from bali_env.envs.bali_v0 import raw_env
-from bali_env.engine.contract import ACTION_NAMES
-from bali_env.envs.records import load_record, validate_record
+from bali_env.apps import terminal as P
+from bali_env.apps.cli import parse_command
+from bali_env.apps.session import opponent_seats
 from bali_env.engine.decode import decode_observation
+from bali_env.engine.events import move_events
+from bali_env.engine.ids import ACTION_NAMES
+from bali_env.envs.bali_v0 import raw_env
+from bali_env.envs.records import load_record, validate_record
+from bali_env.pictures.narrate import TurnNarrator, explain_final_scoring
+from bali_env.pictures.text import describe_move, render_view
+
+
+def play(argv: list[str], input_fn: Callable[[str], str] | None = None) -> int:
+    """``bali play ARGV`` answering the prompts with ``input_fn``: its exit code."""
+    return P.run(parse_command(["play", *argv]), input_fn=input_fn)
 
 
 def scripted(answers: list[str], then: str | None = "1") -> Callable[[str], str]:
@@ -77,8 +87,7 @@ def test_variants_and_seats_finish(oracle: bool, demon: bool, seat: int) -> None
 
 
 def test_opponents_cycle_when_too_few() -> None:
-    bots = P.build_opponents(4, 2, ["random", "greedy"], seed=0)
-    assert {q: spec for q, (spec, _) in bots.items()} == {0: "random", 1: "greedy", 3: "random"}
+    assert opponent_seats(4, 2, ["random", "greedy"]) == {0: "random", 1: "greedy", 3: "random"}
 
 
 def test_bad_inputs_give_hints_and_the_game_goes_on() -> None:
@@ -166,25 +175,25 @@ def test_render_depends_only_on_the_observers_observation() -> None:
     labels = ["player_0 (you)", "player_1 (random)"]
     obs_a, obs_b = (e.observe("player_0")["observation"] for e in (a, b))
     assert np.array_equal(obs_a, obs_b)  # seat 0 cannot tell the branches apart...
-    text_a = P.render_view(decode_observation(obs_a), 0, labels)
-    text_b = P.render_view(decode_observation(obs_b), 0, labels)
+    text_a = render_view(decode_observation(obs_a), 0, labels)
+    text_b = render_view(decode_observation(obs_b), 0, labels)
     assert text_a == text_b  # ...and neither can its display
     assert "1 unknown" in text_a
     # the player who offered knows which card: their display differs between the branches
     labels1 = ["player_0 (random)", "player_1 (you)"]
-    own_a = P.render_view(decode_observation(a.observe("player_1")["observation"]), 1, labels1)
-    own_b = P.render_view(decode_observation(b.observe("player_1")["observation"]), 1, labels1)
+    own_a = render_view(decode_observation(a.observe("player_1")["observation"]), 1, labels1)
+    own_b = render_view(decode_observation(b.observe("player_1")["observation"]), 1, labels1)
     assert own_a != own_b
 
 
 def test_bot_moves_hide_face_down_and_oracle_choices() -> None:
     for c in range(4):
-        assert P.describe_bot_move("offer_face_down", 21 + c) == "offer a card face down"
-        assert P.describe_bot_move("offer_face_up", 21 + c) == ACTION_NAMES[21 + c]
+        assert describe_move("offer_face_down", 21 + c) == "offer a card face down"
+        assert describe_move("offer_face_up", 21 + c) == ACTION_NAMES[21 + c]
     for d in range(4):
-        assert P.describe_bot_move("oracle", 33 + d) == "oracle: take a card"
-    assert P.describe_bot_move("oracle", 37) == "oracle: take none"
-    assert P.describe_bot_move("refill", 30) == "take column 1"
+        assert describe_move("oracle", 33 + d) == "oracle: take a card"
+    assert describe_move("oracle", 37) == "oracle: take none"
+    assert describe_move("refill", 30) == "take column 1"
 
 
 def test_relative_seats_use_real_names() -> None:
@@ -192,7 +201,7 @@ def test_relative_seats_use_real_names() -> None:
     env.reset(seed=1)
     labels = ["player_0 (greedy)", "player_1 (random)", "player_2 (you)"]
     view = decode_observation(env.observe("player_2")["observation"])
-    text = P.render_view(view, 2, labels)
+    text = render_view(view, 2, labels)
     # player_0 is active and to decide; from seat 2 that is relative seat 1
     assert "To decide: player_0 (greedy): phase 1" in text
     assert " >player_0 (greedy) [active]: stones 2" in text
@@ -201,7 +210,7 @@ def test_relative_seats_use_real_names() -> None:
 
 def test_cli_save_writes_a_loadable_record(tmp_path, capsys) -> None:
     path = tmp_path / "new" / "game.json"
-    assert P.main(["--players", "2", "--opponents", "random", "--seed", "7", "--save", str(path)],
+    assert play(["--players", "2", "--opponents", "random", "--seed", "7", "--save", str(path)],
                   input_fn=lambda prompt: "1") == 0
     record = load_record(path)
     assert record["agents"] == ["human", "random"] and record["final_scores"] is not None
@@ -209,10 +218,10 @@ def test_cli_save_writes_a_loadable_record(tmp_path, capsys) -> None:
 
 
 def test_cli_quit_and_errors(capsys) -> None:
-    assert P.main(["--players", "2", "--opponents", "nosuchbot"]) == 2
+    assert play(["--players", "2", "--opponents", "nosuchbot"]) == 2
     assert "nosuchbot" in capsys.readouterr().err
-    assert P.main(["--players", "2", "--seat", "5", "--opponents", "random"]) == 2
-    assert P.main(["--players", "2", "--opponents", "random", "--seed", "1"], input_fn=lambda prompt: "q") == 0
+    assert play(["--players", "2", "--seat", "5", "--opponents", "random"]) == 2
+    assert play(["--players", "2", "--opponents", "random", "--seed", "1"], input_fn=lambda prompt: "q") == 0
     assert "Bye" in capsys.readouterr().out
 
 
@@ -229,7 +238,7 @@ def test_bad_options_stop_before_anything_is_printed_or_written(tmp_path, capsys
     (tmp_path / "FOLDER").mkdir()
     argv = [str(tmp_path / a) if a.startswith(("FILE", "FOLDER")) else a for a in argv]
     asked: list[str] = []
-    assert P.main(["--players", "2", "--opponents", "random", *argv], input_fn=asked.append) == 2
+    assert play(["--players", "2", "--opponents", "random", *argv], input_fn=asked.append) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and asked == []
     [line] = captured.err.strip().splitlines()
@@ -256,7 +265,7 @@ def test_ctrl_c_and_sigterm_exit_130_with_one_line(tmp_path, capsys, monkeypatch
 
     save = tmp_path / "game.json"
     argv = ["--players", "2", "--opponents", "random", "--seed", "3", "--save", str(save)]
-    assert P.main(argv, input_fn=ctrl_c) == 130
+    assert play(argv, input_fn=ctrl_c) == 130
     previous = signal.getsignal(signal.SIGTERM)
     monkeypatch.setattr("builtins.input", sigterm)
     try:
@@ -276,7 +285,7 @@ def _final(shrines: list[int], stones: list[int], scores: list[int], winners: li
                   "offerings": {"rice": 3 * (1 - q), "peanuts": 2 * 2 * q, "bananas": 0, "chilies": 0},
                   "total": scores[q]} for q in range(2)]
     info = {"final_scores": scores, "winners": winners, "score_breakdown": breakdown, "decided_by": decided_by}
-    return P.explain_final_scoring(state, info, ["player_0 (you)", "player_1 (greedy)"])
+    return explain_final_scoring(state, info, ["player_0 (you)", "player_1 (greedy)"])
 
 
 def test_final_scoring_explains_values_and_tie_breaks() -> None:
@@ -336,9 +345,9 @@ def test_options_show_their_cost_and_what_they_give() -> None:
 
 
 def test_turn_summaries_name_the_scored_type_and_what_everyone_received() -> None:
-    """After every turn, a line names the scored type and each player's reward, read from the
-    human's observations; the numbers add up to the changes the human can see. Newly dealt
-    columns and the end of the game are announced."""
+    """After every turn, a line names the scored type and each player's reward, told from the
+    engine's public events; the numbers add up to the changes in the state. Newly dealt columns
+    and the end of the game are announced."""
     seen = {"scoring": 0, "dealt": 0, "oracles": 0, "end": 0}
     for lines in _four_player_games(4):
         text = "\n".join(lines)
@@ -348,20 +357,20 @@ def test_turn_summaries_name_the_scored_type_and_what_everyone_received() -> Non
         seen["end"] += text.count("the deck ran out: the game ends")
     assert seen["scoring"] > 100 and seen["dealt"] > 20 and seen["oracles"] > 0 and seen["end"] == 4
     # exact numbers: a stonecutter scoring gives every player one stone per stonecutter
-    narrator = P.TurnNarrator(["player_0 (you)", "player_1 (greedy)"], 0)
+    narrator = TurnNarrator(["player_0 (you)", "player_1 (greedy)"], 0)
     env = raw_env(num_players=2)
     env.reset(seed=1)
     bot = make_agent("greedy", seed=0)
     lines: list[str] = []
     while not all(env.terminations.values()):
-        before = decode_observation(env.observe("player_0")["observation"])
+        before = env.state().copy()
+        mover = env.agent_name_mapping[env.agent_selection]
         obs = env.observe(env.agent_selection)
         action = bot.act(obs["observation"], obs["action_mask"])
         stones_before = [env.state_dict()["stones"][q] for q in range(2)]
         tableaus = [env.state_dict()["tableaus"][q][0] for q in range(2)]
         env.step(action)
-        after = decode_observation(env.observe("player_0")["observation"])
-        said = narrator.move(before, action, after, ACTION_NAMES[action])
+        said = narrator.move(mover, ACTION_NAMES[action], move_events(before, int(action), env.state()))
         line = next((x for x in said if x.startswith("  scoring stonecutter")), None)
         if line and env.state_dict()["phase"] != "game_over":
             gained = [env.state_dict()["stones"][q] - stones_before[q] for q in range(2)]

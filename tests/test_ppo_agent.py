@@ -80,16 +80,95 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
 def test_bali_play_reports_a_bad_ppo_opponent_in_one_line(tmp_path, capsys):
     """`bali play --opponents ppo:path=my_bot.py` and the shipped ppo at 3 players: exit code 2,
     one line on stderr saying what to do, nothing printed on stdout and nothing saved."""
-    from bali_env.apps.terminal import main
+    from bali_env.apps.cli import parse_command
+    from bali_env.apps.terminal import run
 
     bot = tmp_path / "my_bot.py"
     bot.write_text("print('hello')\n")
     save = tmp_path / "game.json"
     for argv, says in ((["--players", "2", "--opponents", f"ppo:path={bot}"], NOT_A_POLICY),
                        (["--players", "3", "--opponents", "ppo", "greedy"], "bali train --players 3")):
-        assert main([*argv, "--save", str(save)], input_fn=lambda prompt: "q") == 2
+        assert run(parse_command(["play", *argv, "--save", str(save)]), input_fn=lambda prompt: "q") == 2
         captured = capsys.readouterr()
         assert captured.out == ""
         [line] = captured.err.strip().splitlines()
         assert line.startswith("bali play: error: opponent 'ppo") and says in line
     assert not save.exists()
+
+
+def _rewrite_meta(source, path, meta_text):
+    """A copy of the policy file ``source`` at ``path`` whose ``meta`` is ``meta_text``."""
+    with np.load(source) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["meta"] = np.array([meta_text])
+    np.savez(path, **arrays)
+    return path
+
+
+def test_policy_metadata_is_written_as_json_and_older_files_still_load(tmp_path):
+    """A policy written now stores its metadata as JSON; the shipped files (and any written before)
+    hold a Python literal, which still loads to the same policy; both are read by ``PolicyMeta``."""
+    import json
+
+    from bali_env.agents.ppo import PolicyMeta, read_meta, write_policy
+
+    shipped = ExportedPolicy(shipped_policy(2))
+    with np.load(shipped_policy(2)) as data:
+        old_text = str(data["meta"][0])
+    assert old_text.startswith("{'format': 'bali-env/ppo-policy'")  # the shipped file: not rewritten
+    assert isinstance(shipped.info, PolicyMeta) and shipped.info.num_players == 2 and shipped.info.value_layers == 3
+    path = write_policy(*shipped.arrays(), tmp_path / "new.npz", value=shipped.value_arrays())
+    with np.load(path) as data:
+        written = json.loads(str(data["meta"][0]))
+    assert written == shipped.meta == read_meta(path) == read_meta(shipped_policy(2))
+    again = ExportedPolicy(path)
+    obs, mask = _observation(2)
+    assert np.array_equal(again.logits(obs[None], mask[None]), shipped.logits(obs[None], mask[None]))
+    assert again.info == shipped.info and again.info.env_steps == shipped.meta["env_steps"] > 0
+    older = ExportedPolicy(_rewrite_meta(path, tmp_path / "older.npz", repr(written)))  # as written before
+    assert older.meta == written and older.info == shipped.info
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"layers": True}, "layers must be a positive integer (the actor's layer count), got True"),
+    ({"obs_dim": "445"}, "obs_dim must be a positive integer (the network's input size), got '445'"),
+    ({"version": 2}, "policy format version 2, expected 1"),
+    ({"version": True}, "policy format version True, expected 1"),
+    ({"activation": "gelu"}, "unknown activation 'gelu'"),
+    ({"num_players": "2"}, "num_players must be a player count (an integer >= 2) or null, got '2'"),
+    ({"env_steps": -5}, "env_steps must be an integer >= 0, got -5"),
+])
+@pytest.mark.parametrize("style", ["json", "literal"])
+def test_bad_policy_metadata_names_the_field(tmp_path, change, says, style):
+    """Metadata of either format is checked by the model: a bool is not a count, a string not a
+    size; one ValueError naming the file and the field."""
+    import json
+
+    meta = dict(ExportedPolicy(shipped_policy(2)).meta, **change)
+    text = json.dumps(meta) if style == "json" else repr(meta)
+    path = _rewrite_meta(shipped_policy(2), tmp_path / "bad.npz", text)
+    with pytest.raises(ValueError) as exc:
+        ExportedPolicy(path)
+    assert str(exc.value) == f"{str(path)!r}: {says}"
+    weights, good = ExportedPolicy(shipped_policy(2)).arrays()
+    with pytest.raises(ValueError) as exc:  # arrays from a trainer are checked by the same model
+        ExportedPolicy.from_arrays(weights, dict(good, **change), where="the arrays")
+    assert str(exc.value) == f"the arrays: {says}"
+
+
+def test_metadata_and_layers_must_agree():
+    """The metadata's layer count is the actor's (a file written with another would lose layers)."""
+    weights, meta = ExportedPolicy(shipped_policy(2)).arrays()
+    with pytest.raises(ValueError, match="3 actor layers, the metadata says 2"):
+        ExportedPolicy.from_arrays(weights, dict(meta, layers=2))
+
+
+@pytest.mark.parametrize("text", ["{'format': 'bali-env/ppo-policy', 'x': __import__('os')}", "[1, 2]", "not meta",
+                                  '{"format": "something else", "version": 1}'])
+def test_metadata_that_is_not_a_policys_is_refused_in_one_line(tmp_path, text):
+    """Metadata that is neither JSON nor a plain literal (code is never run), not a dict, or of
+    another format: the file is not a policy."""
+    path = _rewrite_meta(shipped_policy(2), tmp_path / "odd.npz", text)
+    with pytest.raises(ValueError) as exc:
+        ExportedPolicy(path)
+    assert str(exc.value) == f"{NOT_A_POLICY}, got {str(path)!r}"

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -68,49 +69,51 @@ PHASE_TO_MOVE_IS_ACTIVE = (C.PH_TAKE_OFFERING, C.PH_PLAY, C.PH_OFFER_SUPPLY, C.P
 def rules_mask(sd: dict) -> np.ndarray:
     """The legal actions of the seat to move re-derived from ``state_dict()`` by docs/rules.md 3/6."""
     m = np.zeros(44, dtype=np.int8)
-    phase = sd["phase"]
-    if phase == "game_over":
-        return m
-    p = sd["to_move"]
-    supply = sd["supply"]
-    if phase == "take_offering":
-        _rules_take_offering(m, supply, sd["tableaus"][p], sd["stones"][p])
-    elif phase == "play":
-        _rules_play(m, sd["hands"][p], sd["stones"][p])
-    elif phase == "offer_own":
-        for c in range(4):
-            m[21 + c] = sd["offerings"][p][c] > 0
-    elif phase == "offer_supply":
-        for c in range(4):
-            m[25 + c] = supply[c] > 0
-    elif phase == "refill":
-        for col in range(4):
-            m[29 + col] = len(sd["market"][col]) > 0 and col != sd["demon"]
-    elif phase == "oracle":
-        for d in range(min(4, len(sd["altar"]))):
-            m[33 + d] = 1
-        m[37] = 1
-    elif phase == "shrine_reward":
-        m[38] = m[39] = 1
-    elif phase == "farmer_choice":
-        for c in range(4):
-            m[40 + c] = supply[c] > 0
+    if sd["phase"] != "game_over":
+        _RULES[sd["phase"]](m, sd, sd["to_move"])
     return m
 
 
-def _rules_take_offering(m: np.ndarray, supply, tab, stones: int) -> None:
+def _rules_counts(first: int, counts) -> Callable[[np.ndarray, dict, int], None]:
+    """A phase whose action ``first + c`` is legal while ``counts(sd, p)[c]`` is above 0."""
+    def rule(m: np.ndarray, sd: dict, p: int) -> None:
+        for c, k in enumerate(counts(sd, p)):
+            m[first + c] = k > 0
+    return rule
+
+
+def _rules_refill(m: np.ndarray, sd: dict, p: int) -> None:
+    """A column with cards that the demon does not stand on."""
+    for col in range(4):
+        m[29 + col] = len(sd["market"][col]) > 0 and col != sd["demon"]
+
+
+def _rules_oracle(m: np.ndarray, sd: dict, p: int) -> None:
+    """Take one of the top (up to) 4 altar cards, or none."""
+    m[33: 33 + min(4, len(sd["altar"]))] = 1
+    m[37] = 1
+
+
+def _rules_shrine_reward(m: np.ndarray, sd: dict, p: int) -> None:
+    """Stones or VP."""
+    m[38] = m[39] = 1
+
+
+def _rules_take_offering(m: np.ndarray, sd: dict, p: int) -> None:
     """``rules_mask`` in phase take_offering: a category the supply still has, with at least
     ``5 - farmers of that category in the tableau`` stones (never below 0); passing is always legal."""
+    supply, tab, stones = sd["supply"], sd["tableaus"][p], sd["stones"][p]
     for c in range(4):
         if supply[c] > 0 and stones >= max(0, 5 - tab[3 + c]):
             m[c] = 1
     m[4] = 1
 
 
-def _rules_play(m: np.ndarray, hand, stones: int) -> None:
+def _rules_play(m: np.ndarray, sd: dict, p: int) -> None:
     """``rules_mask`` in phase play: a stonecutter, a priest, a shrine (with 7 stones), k = 1-3 farmers
     of one category (with k - 1 stones), or discarding a shrine when the hand is 3 shrines and there
     are fewer than 7 stones."""
+    hand, stones = sd["hands"][p], sd["stones"][p]
     m[5] = hand[0] > 0
     m[6] = hand[1] > 0
     m[7] = hand[2] > 0 and stones >= 7
@@ -118,6 +121,18 @@ def _rules_play(m: np.ndarray, hand, stones: int) -> None:
         for k in (1, 2, 3):
             m[8 + 3 * c + k - 1] = hand[3 + c] >= k and stones >= k - 1
     m[20] = hand[2] == 3 and sum(hand) == 3 and stones < 7
+
+
+_RULES = {  # the rule of each phase, by name (docs/rules.md 3, 6)
+    "take_offering": _rules_take_offering,
+    "play": _rules_play,
+    "offer_own": _rules_counts(21, lambda sd, p: sd["offerings"][p]),
+    "offer_supply": _rules_counts(25, lambda sd, p: sd["supply"]),
+    "refill": _rules_refill,
+    "oracle": _rules_oracle,
+    "shrine_reward": _rules_shrine_reward,
+    "farmer_choice": _rules_counts(40, lambda sd, p: sd["supply"]),
+}
 
 
 def altar_values(counts) -> list[int]:

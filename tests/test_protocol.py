@@ -74,6 +74,69 @@ def test_answers_are_checked():
         assert exc.value.reason == reason, raw
 
 
+@pytest.mark.parametrize("raw, says", [
+    (b'{"type": "hello", "version": 1, "fields": "view"}', "hello fields must be a list drawn from "
+                                                            "['view', 'observation'], got 'view'"),
+    (b'{"type": "hello", "version": 1, "fields": ["view", 3]}', "hello fields must be a list drawn from "
+                                                                 "['view', 'observation'], got ['view', 3]"),
+    (b'{"type": "hello", "version": 1, "fields": null}', "hello fields must be a list"),
+    (b'{"type": "hello", "version": true}', "the bot speaks version True; this is version 1"),
+    (b'{"type": "hello", "version": "1"}', "the bot speaks version '1'; this is version 1"),
+    (b'{"type": "hello"}', "the bot speaks version None; this is version 1"),
+    (b'{"type": "hi", "version": 1}', 'expected {"type": "hello", "version": 1, ...}'),
+    (b'[1]', 'expected {"type": "hello", "version": 1, ...}'),
+    (b"hello!", 'expected {"type": "hello", "version": 1, ...}, got b\'hello!\''),
+])
+def test_a_bad_hello_is_a_protocol_fault(raw, says):
+    """The hello a bot answers is read by the declared ``BotHello``: a bad ``fields``, another (or a
+    bool) version, or anything but a hello is a ``protocol`` fault saying so."""
+    from bali_env.arena.protocol.messages import parse_hello
+
+    with pytest.raises(BotFault) as exc:
+        parse_hello(raw)
+    assert exc.value.reason == "protocol" and exc.value.detail.startswith(says), exc.value.detail
+
+
+def test_a_good_hello_gives_the_name_and_the_fields():
+    """A hello's name is kept (cut to 60 characters; a blank or non-string one is no name), its
+    fields come back in the protocol's order, once each; other keys are ignored."""
+    from bali_env.arena.protocol.messages import parse_hello
+
+    assert parse_hello(b'{"type": "hello", "version": 1}') == ("", ("view", "observation"))
+    assert parse_hello(b'{"type": "hello", "version": 1, "name": "mine", "x": 1}') == ("mine", ("view", "observation"))
+    assert parse_hello(('{"type": "hello", "version": 1, "name": "%s"}' % ("b" * 99)).encode())[0] == "b" * 60
+    for name in ('"  "', "7", "null", '["a"]'):
+        assert parse_hello(b'{"type": "hello", "version": 1, "name": %s}' % name.encode())[0] == ""
+    fields = b'{"type": "hello", "version": 1, "fields": ["observation", "view", "observation"]}'
+    assert parse_hello(fields) == ("", ("view", "observation"))
+    assert parse_hello(b'{"type": "hello", "version": 1, "fields": []}') == ("", ())
+
+
+def test_the_messages_bali_sends_are_the_bytes_the_docs_show():
+    """hello, start (in its caller's key order), a lean decide, end and quit, byte for byte."""
+    from bali_env.arena.protocol.messages import QUIT, end_message, hello_message, line, start_message
+
+    assert line(hello_message(10.0, None)) == \
+        b'{"type":"hello","protocol":"bali-bot","version":1,"move_time":10.0,"game_time":null}\n'
+    game = {"game": 17, "seat": 1, "num_players": 3, "variants": {"oracle": False, "demon": True},
+            "agents": ["greedy", "mybot", "random"]}
+    assert line(start_message(game)) == (b'{"type":"start","game":17,"seat":1,"num_players":3,"variants":'
+                                         b'{"oracle":false,"demon":true},"agents":["greedy","mybot","random"]}\n')
+    moved = {"game": 0, "num_players": 2, "variants": {"oracle": False, "demon": False}, "agents": ["human", "x"],
+             "seat": 1}  # bali play's order
+    assert line(start_message(moved)).startswith(b'{"type":"start","game":0,"num_players":2,') and \
+        line(start_message(moved)).endswith(b'"agents":["human","x"],"seat":1}\n')
+    mask = np.zeros(44, dtype=np.int8)
+    mask[[4, 29]] = 1
+    lean = line(decide_message(np.zeros(bali_env.OBS_DIM, np.float32), mask, 5, 3, 9.5, ()))
+    names = [json.dumps(ACTION_NAMES[a]) for a in (4, 29)]
+    assert lean == (f'{{"type":"decide","game":5,"decision":3,"time_left":9.5,"legal":[{{"id":4,"name":{names[0]}}},'
+                    f'{{"id":29,"name":{names[1]}}}]}}\n').encode()
+    assert line(end_message({"game": 17, "final_scores": [41, 38, 29], "winners": [0], "forfeit": None})) == \
+        b'{"type":"end","game":17,"final_scores":[41,38,29],"winners":[0],"forfeit":null}\n'
+    assert line(QUIT) == b'{"type":"quit"}\n'
+
+
 # ----------------------------------------------------------------------------- the example bots
 def test_the_example_bots_play_tournaments_to_the_end(tmp_path):
     node()

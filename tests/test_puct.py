@@ -70,8 +70,9 @@ def test_the_value_head_is_saved_and_loaded(valued, tmp_path):
 def test_a_policy_without_a_value_head_is_refused(tmp_path):
     with pytest.raises(ValueError, match="bali fit-value"):
         make_agent(f"ppo+search:path={_without_head(tmp_path)}")
-    for spec in ("ppo+search:sims=0", "ppo+search:leaves=-1", "ppo+search:c=-1", "ppo+search:sims=2.5"):
-        with pytest.raises(ValueError, match="ppo\\+search setting"):
+    for spec, error in (("ppo+search:sims=0", ValueError), ("ppo+search:leaves=-1", ValueError),
+                        ("ppo+search:c=-1", ValueError), ("ppo+search:sims=2.5", TypeError)):
+        with pytest.raises(error, match="ppo\\+search setting"):
             make_agent(spec)
 
 

@@ -114,7 +114,7 @@ def test_bad_ray_settings_fail_before_any_game(tmp_path, capsys, monkeypatch):
     assert time.time() - t0 < 10 and not (tmp_path / "x").exists()
     with pytest.raises(TournamentError, match="HOST:PORT"):
         run_tournament(["greedy", "random"], num_players=2, games=2, backend="ray", ray_address="nowhere")
-    with pytest.raises(TournamentError, match="backend must be one of local, ray"):
+    with pytest.raises(TournamentError, match="backend must be one of 'local', 'ray'"):
         run_tournament(["greedy", "random"], num_players=2, games=2, backend="dask")
     with pytest.raises(TournamentError, match="need backend='ray'"):
         run_tournament(["greedy", "random"], num_players=2, games=2, chunk_size=4)

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parent.parent
-RLLIB = [sys.executable, "-m", "bali_env.training.rllib"]  #: the RLlib trainer as a command
+RLLIB = [sys.executable, "-m", "bali_env.apps.cli", "train", "--framework", "rllib"]  #: the RLlib trainer
 RAY = str(Path(sys.executable).parent / "ray")
 
 

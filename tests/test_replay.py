@@ -10,7 +10,13 @@ import pytest
 
 import bali_env
 from bali_env.envs.records import load_record, replay_states, save_record, validate_record
-from bali_env.apps.replay import run
+from bali_env.apps import replay
+from bali_env.apps.cli import parse_command
+
+
+def run(argv, **kwargs):
+    """``bali replay ARGV`` (``input_fn``, ``print_fn`` as ``replay.run`` takes them): its exit code."""
+    return replay.run(parse_command(["replay", *argv]), **kwargs)
 
 
 def _finished_record(seed=3, n=3, oracle=True, demon=False, reset_seed=True):
@@ -61,6 +67,7 @@ def test_record_with_options_replays(tmp_path):
         (lambda r: r.__setitem__("version", 99), "version"),
         (lambda r: r.__setitem__("num_players", 5), "num_players"),
         (lambda r: r.__setitem__("seed", "x"), "seed"),
+        (lambda r: r.__setitem__("seed", True), "seed must be an integer"),
     ],
 )
 def test_bad_records_are_refused(tmp_path, capsys, tamper, message):
@@ -275,3 +282,45 @@ def test_replay_move_lines_hide_what_the_viewer_did_not_see(tmp_path):
     out: list[str] = []
     assert run([str(path), "--all", "--reveal"], print_fn=out.append) == 0
     assert "(moves revealed)" in out[1]
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("seed", True, "record field seed must be an integer (the reset seed that deals the game), got True"),
+    ("num_players", True, "record field num_players must be 2, 3 or 4 (an integer), got True"),
+    ("version", True, "not a 'bali-env game record' version 1 (format='bali-env game record', version=True)"),
+    ("format", "bali-env results", "not a 'bali-env game record' version 1 (format='bali-env results', version=1)"),
+    ("actions", [4, True], "record field actions[1]: Input should be a valid integer"),
+    ("variants", {"oracle": 1, "demon": False}, "record field variants.oracle: Input should be a valid boolean"),
+    ("variants", {"oracle": True, "demon": False, "fog": True}, "record field variants.fog: Extra inputs"),
+    ("agents", ["random"], "record field agents must be a list of 3 names (one per seat), got ['random']"),
+    ("agents", [1, 2, 3], "record field agents[0]: Input should be a valid string"),
+    ("options", {"deck": [0, False]}, "record field options.deck[1]: Input should be a valid integer"),
+    ("final_scores", "41", "record field final_scores must be a list of scores, one per seat, or null, got '41'"),
+])
+def test_the_record_model_names_the_bad_field(field, value, says):
+    """Every field of a record is read by the declared ``RecordModel``: a bool is not an int (nor an
+    int a bool), lists hold what they must, variants are exactly oracle and demon; one ValueError
+    naming the field, before anything is replayed."""
+    record, _ = _finished_record()
+    with pytest.raises(ValueError) as exc:
+        validate_record(dict(record, **{field: value}))
+    assert str(exc.value).startswith(says), str(exc.value)
+
+
+def test_the_record_model_reads_what_the_env_writes():
+    """``RecordModel`` and the env agree: the format it asks for is the env's, a record the env
+    writes (finished or not, with or without agents and options) passes it, and the optional
+    fields may be absent."""
+    from typing import get_args
+
+    from bali_env.envs.records import FORMAT, RecordModel, parse_record
+
+    assert get_args(RecordModel.model_fields["format"].annotation) == (FORMAT,)
+    record, final = _finished_record()
+    fields = parse_record(record)
+    assert fields.actions == record["actions"] and fields.final_scores == final["scores"]
+    bare = {k: v for k, v in record.items() if k not in ("env", "options", "agents", "final_scores", "winners")}
+    assert parse_record(bare).agents is None
+    for not_a_record in ([], "x", None):
+        with pytest.raises(ValueError, match="a game record is a JSON object"):
+            parse_record(not_a_record)

@@ -12,9 +12,15 @@ import pytest
 
 import bali_env
 from bali_env.envs.records import save_record
-from bali_env.apps.replay import run
+from bali_env.apps import replay
+from bali_env.apps.cli import parse_command
 from bali_env.pictures.html import replay_data, replay_html
 from bali_env.pictures.frames import Spectator, labels_for, record_frames
+
+
+def run(argv, **kwargs):
+    """``bali replay ARGV`` (``input_fn``, ``print_fn`` as ``replay.run`` takes them): its exit code."""
+    return replay.run(parse_command(["replay", *argv]), **kwargs)
 
 
 def finished_record(n=3, seed=2, oracle=True, demon=True):

@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 from bali_env.training import rllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-RLLIB = [sys.executable, "-m", "bali_env.training.rllib"]  #: the RLlib trainer as a command
+RLLIB = [sys.executable, "-m", "bali_env.apps.cli", "train", "--framework", "rllib"]  #: the RLlib trainer
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

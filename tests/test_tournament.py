@@ -699,11 +699,12 @@ def test_kernels_cached_reads_the_disk_cache(tmp_path):
     import subprocess
     import sys
 
-    probe = "from bali_env import vector; print(vector.kernels_cached(3, True, False))"
+    probe = "from bali_env.envs import batched; print(batched.kernels_cached(3, True, False))"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     run = [sys.executable, "-c"]
     assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "False"
-    subprocess.run([*run, "from bali_env import vector; vector.compile_kernels(3, True, False)"], env=env, check=True)
+    compile_them = "from bali_env.envs import batched; batched.compile_kernels(3, True, False)"
+    subprocess.run([*run, compile_them], env=env, check=True)
     assert subprocess.run([*run, probe], env=env, capture_output=True, text=True).stdout.strip() == "True"
 
 

@@ -125,7 +125,7 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bali_env.training.train", "--steps", "1e7", "--envs", "8", "--n-steps", "32",
+        [sys.executable, "-m", "bali_env.apps.cli", "train", "--steps", "1e7", "--envs", "8", "--n-steps", "32",
          "--batch-size", "128", "--net", "16", "--eval-every", "1e9", "--final-eval-games", "2",
          "--opponents", "random:1,self:1", "--out", str(out), "--no-progress"],
         cwd=os.path.dirname(os.path.dirname(__file__)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -148,7 +148,7 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     logged = (out / "progress.csv").read_text().splitlines()
     stopped_at = summary["env_steps"]
     resumed = subprocess.run(
-        [sys.executable, "-m", "bali_env.training.train", "--resume", str(out), "--steps", str(stopped_at + 1000)],
+        [sys.executable, "-m", "bali_env.apps.cli", "train", "--resume", str(out), "--steps", str(stopped_at + 1000)],
         cwd=os.path.dirname(os.path.dirname(__file__)), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -457,7 +457,7 @@ def test_privileged_features_are_the_true_state_from_the_learners_chair():
     privileged_features(venv.states, seats, out)
     for i in range(12):
         s, me = venv.states[i], int(seats[i])
-        v = C.view(s)
+        v = C.state_blocks(s)
         result = final_result(s)
         totals = [row["total"] for row in score_breakdown(s)]
         for r in range(3):
@@ -533,18 +533,20 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
     with pytest.raises(ValueError, match="not a policy file"):
         PPOAgent(path=tmp_path / "bad.npz")
     data = dict(np.load(path))
+    meta = json.loads(str(data["meta"][0]))  # the metadata is JSON
+    assert meta["features"] == features
     dim = OBS_DIM + feature_count(features)
-    data["meta"] = np.array([str(data["meta"][0]).replace(f"'obs_dim': {dim}", "'obs_dim': 290")])
+    data["meta"] = np.array([json.dumps(dict(meta, obs_dim=290))])
     np.savez(tmp_path / "other.npz", **data)
     with pytest.raises(ValueError, match="inputs of 290"):
         PPOAgent(path=tmp_path / "other.npz")
-    data = dict(np.load(path))  # a feature set this bali-env does not know, or not the one trained for
-    data["meta"] = np.array([str(data["meta"][0]).replace(f"'features': {features!r}", "'features': 'psychic-v9'")])
+    # a feature set this bali-env does not know, or not the one trained for
+    data["meta"] = np.array([json.dumps(dict(meta, features="psychic-v9"))])
     np.savez(tmp_path / "unknown.npz", **data)
     with pytest.raises(ValueError, match="unknown policy feature set 'psychic-v9'"):
         PPOAgent(path=tmp_path / "unknown.npz")
     other = None if features else "greedy-v1"
-    data["meta"] = np.array([str(data["meta"][0]).replace("'psychic-v9'", repr(other))])
+    data["meta"] = np.array([json.dumps(dict(meta, features=other))])
     np.savez(tmp_path / "mismatch.npz", **data)
     with pytest.raises(ValueError, match=f"inputs of {dim}"):
         PPOAgent(path=tmp_path / "mismatch.npz")
@@ -637,7 +639,7 @@ def test_resume_refuses_a_folder_without_a_usable_checkpoint(tmp_path, capsys):
     """--resume needs config.json and a readable resume.pt; each problem is one line, exit 2,
     before anything is written."""
     pytest.importorskip("torch")
-    from bali_env.training.train import main
+    from bali_env.training.train import run_argv as main
 
     out = tmp_path / "run"
     out.mkdir()
@@ -663,7 +665,8 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
     from sb3_contrib import MaskablePPO
 
     from bali_env.agents.ppo import ExportedPolicy, export_policy
-    from bali_env.training.train import load_actor, main, make_model, parse_args
+    from bali_env.training.train import load_actor, make_model, parse_args
+    from bali_env.training.train import run_argv as main
     from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)
@@ -699,7 +702,8 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from bali_env.training.train import load_actor, main, make_model, parse_args
+    from bali_env.training.train import load_actor, make_model, parse_args
+    from bali_env.training.train import run_argv as main
     from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
 
     pool = OpponentPool(seed=0)

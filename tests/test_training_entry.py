@@ -20,7 +20,8 @@ import bali_env.training.train as train_module
 from bali_env.training.entry import TrainingError, run_command
 from bali_env.training.options import claim_out
 from bali_env.training.progress import StopOnSignals
-from bali_env.training.train import main, parse_args
+from bali_env.training.train import parse_args
+from bali_env.training.train import run_argv as main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -221,8 +222,9 @@ def test_two_training_runs_started_at_once_write_two_complete_folders(tmp_path):
     tiny = ["--steps", "256", "--envs", "4", "--n-steps", "64", "--batch-size", "128", "--net", "8",
             "--eval-every", "1e9", "--final-eval-games", "2", "--opponents", "random:1", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "bali_env.training.train", *tiny, "--seed", str(k)], cwd=tmp_path,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-m", "bali_env.apps.cli", "train", *tiny, "--seed", str(k)],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for k in range(2)]
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-2000:]

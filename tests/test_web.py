@@ -16,7 +16,8 @@ pytest.importorskip("starlette", reason="the web extra (Starlette, uvicorn) is n
 from starlette.testclient import TestClient  # noqa: E402
 
 from bali_env.apps.web.app import create_app  # noqa: E402
-from bali_env.apps.web.serve import main as serve_main  # noqa: E402
+from bali_env.apps.cli import parse_command  # noqa: E402
+from bali_env.apps.web import serve  # noqa: E402
 
 FAILING_BOT = '''
 from bali_env.agents.base import Agent
@@ -97,7 +98,7 @@ def test_options_say_what_they_cost_and_the_log_hides_the_bots_secrets(client):
     ("post", "/api/games", {"players": 5}, 400, "players must be"),
     ("post", "/api/games", {"players": 2, "seat": 2}, 400, "seat must be"),
     ("post", "/api/games", {"players": 2, "opponents": ["mybot.py:Bot"]}, 400, "unknown opponent"),
-    ("post", "/api/games", {"players": 2, "oracle": "yes"}, 400, "oracle and demon"),
+    ("post", "/api/games", {"players": 2, "oracle": "yes"}, 400, "oracle must be true or false"),
     ("post", "/api/games", [1, 2], 400, "JSON object"),
     ("get", "/api/games/nope", None, 404, "no such game"),
     ("post", "/api/games/nope/move", {"action": 4}, 404, "no such game"),
@@ -220,7 +221,7 @@ def test_results_are_browsed_inside_their_folder(tmp_path):
     (["--agents", "nosuchbot"], "--agents 'nosuchbot'"),
 ])
 def test_serve_checks_its_options(capsys, argv, says):
-    assert serve_main(argv) == 2
+    assert serve.run(parse_command(["serve", *argv])) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
 

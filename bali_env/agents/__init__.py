@@ -14,7 +14,7 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 | ``ppo.py``, ``features.py`` | ``ppo``: an exported policy played by a NumPy forward pass; its input features |
 | ``puct.py``, ``puct_search.py`` | ``ppo+search``: search guided by a policy and its value head (PUCT); its kernels |
 | ``sb3.py`` | ``sb3:PATH``: a stable-baselines3 model file as an agent |
-| ``policies/`` | the shipped policies (``bali_2p.npz``, ``bali_4p.npz``) and how they were made |
+| ``policies/`` | the shipped policies (``bali_2p.npz``, ``bali_4p.npz``); how they were made: ``training/README.md`` |
 
 Bots in other processes and languages (``cmd:``) are the arena's (``bali_env.arena.protocol``);
 ``make_agent`` builds them too, importing that module on first use only.

@@ -264,7 +264,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, your own class from a file:
     ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings), or a bot in any language
     run as its own process: ``"cmd:PROGRAM ARGS"`` (docs/protocol.md). Raises ValueError for an
-    unknown kind, a file or class that cannot be loaded, or a program that cannot be run."""
+    unknown kind, a setting out of range, a file or class that cannot be loaded, or a program that
+    cannot be run; TypeError for a setting of the wrong type (``mcts:sims=1.5``) or one the agent
+    does not take."""
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec is a string like 'greedy' or 'mybot.py:MyBot', got {type(spec).__name__}")
     if spec.partition(":")[0].endswith(".py"):

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from bali_env.engine import N_ACTIONS
+from bali_env.engine.validate import check_int, check_number
 
 from . import mcts_search as search
 from .base import Agent, check_keys, check_observations
@@ -63,18 +64,11 @@ class MCTSAgent(Agent):
 
     def __init__(self, seed: int | None = None, sims: int = 1000, seconds: float = 0.0, c: float = 0.7,
                  max_nodes: int | None = None) -> None:
-        for name, value in (("sims", sims), ("seconds", seconds), ("c", c)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise TypeError(f"mcts setting {name} must be a number, got {value!r}")
-        if not isinstance(sims, (int, np.integer)):
-            raise TypeError(f"mcts setting sims must be an int, got {sims!r}")
-        if not (np.isfinite(seconds) and np.isfinite(c)) or sims < 0 or seconds < 0 or c < 0:
-            raise ValueError(f"mcts settings must be >= 0 and finite, got sims={sims!r} seconds={seconds!r} c={c!r}")
-        if sims <= 0 and seconds <= 0:
+        self.sims = check_int("mcts setting sims", sims, 0)
+        self.seconds = check_number("mcts setting seconds", seconds, 0)
+        self.c = check_number("mcts setting c", c, 0)
+        if self.sims <= 0 and self.seconds <= 0:
             raise ValueError("give a positive budget: sims > 0 or seconds > 0")
-        self.sims = int(sims)
-        self.seconds = float(seconds)
-        self.c = float(c)
         capacity = int(max_nodes or max(self.sims, 50_000 if self.seconds > 0 else 0) + 1)
         self._child = np.full((capacity, N_ACTIONS), -1, dtype=np.int32)
         self._visits = np.zeros(capacity, dtype=np.int64)

@@ -75,6 +75,48 @@ def _backup(s, path, depth, reward, visits, value, mover):
 
 
 @njit(cache=True)
+def _count_unexpanded(mask, child, node, avail):
+    """The legal actions of ``node`` without a child yet; each child of a legal action is
+    counted available once more (the availability of UCB1 over information sets)."""
+    unexpanded = 0
+    for act in range(N_ACTIONS):
+        if mask[act]:
+            ch = child[node, act]
+            if ch < 0:
+                unexpanded += 1
+            else:
+                avail[ch] += 1
+    return unexpanded
+
+
+@njit(cache=True)
+def _nth_unexpanded(mask, child, node, k):
+    """The ``k``-th legal action of ``node`` (by id) that has no child yet."""
+    for act in range(N_ACTIONS):
+        if mask[act] and child[node, act] < 0:
+            if k == 0:
+                return act
+            k -= 1
+    return -1
+
+
+@njit(cache=True)
+def _ucb_choice(mask, child, node, visits, avail, value, c_uct):
+    """The legal action of ``node`` whose child has the highest UCB1 (availability counts; the
+    lowest id among equals)."""
+    best = -1
+    best_u = -1.0
+    for act in range(N_ACTIONS):
+        if mask[act]:
+            ch = child[node, act]
+            u = value[ch] / visits[ch] + c_uct * np.sqrt(np.log(avail[ch]) / visits[ch])
+            if u > best_u:
+                best_u = u
+                best = act
+    return best
+
+
+@njit(cache=True)
 def ismcts_iterate(obs, iterations, rng, c_uct, child, visits, avail, value, mover, n_nodes):
     """Run ``iterations`` of single-observer information-set MCTS from ``obs`` on the given tree.
 
@@ -93,39 +135,18 @@ def ismcts_iterate(obs, iterations, rng, c_uct, child, visits, avail, value, mov
         depth = 0
         while s[S_PHASE] != PH_GAME_OVER and depth < 4095:
             legal_mask(s, mask)
-            seat = s[S_TO_MOVE]
-            unexpanded = 0
-            for act in range(N_ACTIONS):
-                if mask[act]:
-                    ch = child[node, act]
-                    if ch < 0:
-                        unexpanded += 1
-                    else:
-                        avail[ch] += 1
+            unexpanded = _count_unexpanded(mask, child, node, avail)
             if unexpanded > 0:
                 if n_nodes[0] >= capacity:
                     break
-                k = rng_below(rng, unexpanded)
-                for act in range(N_ACTIONS):
-                    if mask[act] and child[node, act] < 0:
-                        if k == 0:
-                            new = _new_node(child, visits, avail, value, mover, n_nodes, seat)
-                            child[node, act] = new
-                            apply_action(s, act)
-                            depth += 1
-                            path[depth] = new
-                            break
-                        k -= 1
+                act = _nth_unexpanded(mask, child, node, rng_below(rng, unexpanded))
+                new = _new_node(child, visits, avail, value, mover, n_nodes, s[S_TO_MOVE])
+                child[node, act] = new
+                apply_action(s, act)
+                depth += 1
+                path[depth] = new
                 break
-            best = -1
-            best_u = -1.0
-            for act in range(N_ACTIONS):
-                if mask[act]:
-                    ch = child[node, act]
-                    u = value[ch] / visits[ch] + c_uct * np.sqrt(np.log(avail[ch]) / visits[ch])
-                    if u > best_u:
-                        best_u = u
-                        best = act
+            best = _ucb_choice(mask, child, node, visits, avail, value, c_uct)
             node = child[node, best]
             apply_action(s, best)
             depth += 1

@@ -20,17 +20,28 @@ masked distribution), for a whole batch at once:
 
 A file that is not such an export (a Python file, a pickle, junk) is refused with one line
 ("not a policy file: expected the .npz that bali train writes"); nothing is ever unpickled.
+
+The metadata (the array ``meta``: one string) is written as JSON (``json.dumps`` of the dict) and
+read by the declared model ``PolicyMeta`` (pydantic; extra keys such as ``env_steps`` or
+``value_fit`` are kept). Files written before it was JSON (the shipped ``bali_2p.npz`` and
+``bali_4p.npz`` among them) hold the dict as a Python literal (its ``repr``): ``parse_meta``
+reads JSON first and falls back to ``ast.literal_eval`` (data only, never code) for those older
+files; the model checks the metadata either way.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM
+from bali_env.engine.validate import model_problem
 
 from .base import Agent, check_observations, key_uniforms
 
@@ -38,6 +49,64 @@ FORMAT = "bali-env/ppo-policy"
 VERSION = 1
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 _ACTIVATIONS = {"tanh": lambda x: np.tanh(x, out=x), "relu": lambda x: np.maximum(x, 0.0, out=x)}
+
+
+class PolicyMeta(BaseModel):
+    """The metadata of a policy export, declared: its format and version, the actor's activation,
+    layer count and sizes, the feature set its input appends (None: the observation alone), and
+    what else trainers store (``num_players``, ``env_steps``, ``value_layers``: the value head's
+    layer count, 0 without one; other keys are kept as they are)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["bali-env/ppo-policy"]  # FORMAT
+    version: StrictInt = Field(ge=VERSION, le=VERSION)
+    activation: Literal["tanh", "relu"]  # the keys of _ACTIVATIONS
+    layers: StrictInt = Field(ge=1, description="a positive integer (the actor's layer count)")
+    obs_dim: StrictInt = Field(ge=1, description="a positive integer (the network's input size)")
+    n_actions: StrictInt = Field(ge=1, description="a positive integer (the action count)")
+    features: StrictStr | None = Field(None, description="a feature set's name or null")
+    num_players: StrictInt | None = Field(None, ge=2, description="a player count (an integer >= 2) or null")
+    env_steps: StrictInt = Field(0, ge=0, description="an integer >= 0")
+    value_layers: StrictInt = Field(0, ge=0, description="an integer >= 0 (the value head's layer count)")
+
+
+def parse_meta(text: str) -> dict[str, Any]:
+    """The metadata dict stored in a policy file's ``meta``: JSON, or for files written before
+    (the shipped policies) a Python literal, read with ``ast.literal_eval``. ValueError for text
+    that is neither, or not a dict."""
+    try:
+        meta = json.loads(text)
+    except ValueError:  # an older file: the dict's repr()
+        try:
+            meta = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError("the policy metadata is neither JSON nor a Python literal") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"the policy metadata is a {type(meta).__name__}, not a dict")
+    return meta
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """The metadata dict of a policy file (``parse_meta`` of its ``meta``), its weights unread."""
+    with np.load(path, allow_pickle=False) as data:
+        return parse_meta(str(data["meta"][0]))
+
+
+def check_meta(meta: dict[str, Any], where: str) -> PolicyMeta:
+    """``meta`` read by ``PolicyMeta``; ValueError naming ``where`` and the first bad field (a
+    version or activation this bali-env does not play, said as such)."""
+    try:
+        return PolicyMeta.model_validate(meta)
+    except ValidationError as exc:
+        field = (exc.errors()[0]["loc"] or ("",))[0]
+        if field == "version":
+            problem = f"policy format version {meta.get('version')}, expected {VERSION}"
+        elif field == "activation":
+            problem = f"unknown activation {meta.get('activation')!r}"
+        else:
+            problem = model_problem(exc, PolicyMeta)
+        raise ValueError(f"{where}: {problem}") from None
 
 
 def shipped_policy(num_players: int) -> Path:
@@ -89,12 +158,69 @@ def write_policy(weights: Layers, info: dict[str, Any], path: str | Path, value:
         arrays[f"w{i}"], arrays[f"b{i}"] = w, b
     for i, (w, b) in enumerate(value or []):
         arrays[f"vw{i}"], arrays[f"vb{i}"] = w, b
-    arrays["meta"] = np.array([repr(info)])
+    arrays["meta"] = np.array([json.dumps(info)])
     from bali_env.files import replace_when_done
 
     with replace_when_done(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, **arrays)
     return Path(path)
+
+
+def _read_export(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata dict and the float32 arrays of a policy file; ValueError (and whatever NumPy or
+    zipfile raise) for a file that is not one. Only a zip archive is handed to NumPy, never
+    unpickling."""
+    if not zipfile.is_zipfile(path):  # an .npz is a zip archive; anything else is never handed to NumPy
+        raise ValueError("not a zip archive")
+    with np.load(path, allow_pickle=False) as data:
+        meta = parse_meta(str(data["meta"][0]))
+        if meta.get("format") != FORMAT:
+            raise ValueError("not a policy export")
+        return meta, {k: data[k].astype(np.float32) for k in data.files if k != "meta"}
+
+
+def _check_input_size(info: PolicyMeta, where: str) -> None:
+    """The input and action sizes the policy was trained for are this bali-env's (the observation,
+    and the features its input appends)."""
+    from .features import feature_count
+
+    try:
+        extra = feature_count(info.features)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if info.obs_dim != OBS_DIM + extra or info.n_actions != N_ACTIONS:
+        raise ValueError(f"{where} was trained for inputs of {info.obs_dim} and "
+                         f"{info.n_actions} actions; this bali-env has {OBS_DIM + extra} "
+                         f"(observation {OBS_DIM} + features {extra}) and {N_ACTIONS}")
+
+
+def _check_chain(layers: Layers, inputs: int | None, where: str, what: str) -> None:
+    """Each ``(weight [out, in], bias)`` pair is a layer taking the previous one's outputs (the
+    first one ``inputs``; None: not checked here)."""
+    for i, (w, b) in enumerate(layers):
+        takes = layers[i - 1][0].shape[0] if i else inputs
+        if w.ndim != 2 or b.shape != (w.shape[0],) or (takes is not None and w.shape[1] != takes):
+            raise ValueError(f"{where}: {what} {i} has inconsistent shapes {w.shape}, {b.shape}")
+
+
+def _check_actor(weights: Layers, info: PolicyMeta, where: str) -> None:
+    """The actor's layers: as many as the metadata says, chained, from its input size to the actions."""
+    if len(weights) != info.layers:
+        raise ValueError(f"{where}: {len(weights)} actor layers, the metadata says {info.layers}")
+    _check_chain(weights, None, where, "layer")
+    if weights[0][0].shape[1] != info.obs_dim or weights[-1][0].shape[0] != N_ACTIONS:
+        raise ValueError(f"{where}: the layers take {weights[0][0].shape[1]} inputs and give "
+                         f"{weights[-1][0].shape[0]} logits, the metadata says {info.obs_dim} and {N_ACTIONS}")
+
+
+def _check_value_head(value: Layers, info: PolicyMeta, where: str) -> None:
+    """A value head's layers: chained from the actor's input to one output, or one per seat (more
+    than two seats)."""
+    _check_chain(value, info.obs_dim, where, "value layer")
+    outputs, seats = value[-1][0].shape[0], info.num_players or 0
+    if outputs != 1 and not (seats > 2 and outputs == seats):
+        expected = "1" if seats <= 2 else f"1 or {seats} (one per seat)"
+        raise ValueError(f"{where}: the value head gives {outputs} outputs, expected {expected}")
 
 
 class ExportedPolicy:
@@ -103,27 +229,22 @@ class ExportedPolicy:
 
     def __init__(self, path: str | Path) -> None:
         """Load and check ``path``; ValueError saying what is wrong."""
-        import ast
-
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"no exported policy at {str(p)!r}")
         not_policy = f"not a policy file: expected the .npz that bali train writes, got {str(p)!r}"
         try:
-            if not zipfile.is_zipfile(p):  # an .npz is a zip archive; anything else is never handed to NumPy
-                raise ValueError(not_policy)
-            with np.load(p, allow_pickle=False) as data:
-                meta = ast.literal_eval(str(data["meta"][0]))
-                if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                    raise ValueError(not_policy)
-                weights = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32))
-                           for i in range(int(meta["layers"]))]
-                value = [(data[f"vw{i}"].astype(np.float32), data[f"vb{i}"].astype(np.float32))
-                         for i in range(int(meta.get("value_layers", 0)))] or None
+            meta, arrays = _read_export(p)
         except (OSError, EOFError, KeyError, IndexError, TypeError, ValueError, SyntaxError, RecursionError,
                 MemoryError, zipfile.BadZipFile):
             raise ValueError(not_policy) from None
-        self._set(weights, meta, repr(str(p)), value)
+        info = check_meta(meta, repr(str(p)))
+        try:
+            weights = [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(info.layers)]
+            value = [(arrays[f"vw{i}"], arrays[f"vb{i}"]) for i in range(info.value_layers)] or None
+        except KeyError:
+            raise ValueError(not_policy) from None
+        self._set(weights, meta, repr(str(p)), value, info)
         self.path = p
 
     @classmethod
@@ -152,41 +273,21 @@ class ExportedPolicy:
         """The value head's ``(weight [out, in], bias)`` pairs, or None when the file has none."""
         return None if self.value_weights is None else [(w.T.copy(), b.copy()) for w, b in self.value_weights]
 
-    def _set(self, weights: Layers, meta: dict[str, Any], where: str, value: Layers | None = None) -> None:
-        if meta.get("version") != VERSION:
-            raise ValueError(f"{where}: policy format version {meta.get('version')}, expected {VERSION}")
-        from .features import feature_count
-
-        try:
-            extra = feature_count(meta.get("features"))
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-        if meta.get("obs_dim") != OBS_DIM + extra or meta.get("n_actions") != N_ACTIONS:
-            raise ValueError(f"{where} was trained for inputs of {meta.get('obs_dim')} and "
-                             f"{meta.get('n_actions')} actions; this bali-env has {OBS_DIM + extra} "
-                             f"(observation {OBS_DIM} + features {extra}) and {N_ACTIONS}")
-        for i, (w, b) in enumerate(weights):
-            if w.ndim != 2 or b.shape != (w.shape[0],) or (i and w.shape[1] != weights[i - 1][0].shape[0]):
-                raise ValueError(f"{where}: layer {i} has inconsistent shapes {w.shape}, {b.shape}")
-        if meta.get("activation") not in _ACTIVATIONS:
-            raise ValueError(f"{where}: unknown activation {meta.get('activation')!r}")
-        if weights[0][0].shape[1] != meta["obs_dim"] or weights[-1][0].shape[0] != N_ACTIONS:
-            raise ValueError(f"{where}: the layers take {weights[0][0].shape[1]} inputs and give "
-                             f"{weights[-1][0].shape[0]} logits, the metadata says {meta['obs_dim']} and {N_ACTIONS}")
+    def _set(self, weights: Layers, meta: dict[str, Any], where: str, value: Layers | None = None,
+             info: PolicyMeta | None = None) -> None:
+        """Check the layers against the metadata (``check_meta``'s ``info``, read here when not
+        given) and this bali-env, and keep them; ValueError naming ``where`` otherwise."""
+        info = info if info is not None else check_meta(meta, where)
+        _check_input_size(info, where)
+        _check_actor(weights, info, where)
         if value is not None:
-            for i, (w, b) in enumerate(value):
-                if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != (value[i - 1][0].shape[0] if i
-                                                                             else meta["obs_dim"]):
-                    raise ValueError(f"{where}: value layer {i} has inconsistent shapes {w.shape}, {b.shape}")
-            outputs, seats = value[-1][0].shape[0], meta.get("num_players")
-            if outputs != 1 and not (isinstance(seats, int) and seats > 2 and outputs == seats):
-                expected = "1" if not isinstance(seats, int) or seats <= 2 else f"1 or {seats} (one per seat)"
-                raise ValueError(f"{where}: the value head gives {outputs} outputs, expected {expected}")
+            _check_value_head(value, info, where)
         self.weights = [(np.ascontiguousarray(w.T), b) for w, b in weights]  # [in, out] for x @ w
         self.value_weights = None if value is None else [(np.ascontiguousarray(w.T), b) for w, b in value]
         self.meta = meta
-        self.features: str | None = meta.get("features")
-        self.activation = _ACTIVATIONS[meta["activation"]]
+        self.info = info  #: the metadata as ``PolicyMeta`` (``meta``: the dict as stored)
+        self.features: str | None = info.features
+        self.activation = _ACTIVATIONS[info.activation]
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None,
                checked: bool = False) -> np.ndarray:

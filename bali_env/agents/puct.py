@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM, STATE_DTYPE, STATE_SIZE
+from bali_env.engine.validate import check_int, check_number
 
 from . import puct_search as K
 from .base import Agent, check_keys, check_observations
@@ -39,13 +40,9 @@ class PolicySearchAgent(Agent):
 
     def __init__(self, seed: int | None = None, sims: int = 800, c: float = 1.5, leaves: int = 16,
                  path: str | Path | None = None) -> None:
-        for name, value in (("sims", sims), ("leaves", leaves)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"ppo+search setting {name} must be a positive int, got {value!r}")
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not 0 <= c < np.inf:
-            raise ValueError(f"ppo+search setting c must be a finite number >= 0, got {c!r}")
-        self.sims, self.c = int(sims), float(c)
-        self.leaves = min(int(leaves), self.sims)
+        self.sims = check_int("ppo+search setting sims", sims, 1)
+        self.c = check_number("ppo+search setting c", c, 0)
+        self.leaves = min(check_int("ppo+search setting leaves", leaves, 1), self.sims)
         self._policy = PPOAgent(path=path) if path is not None else PPOAgent()
         if path is not None:
             self._check_value(self._policy._policy_for(0))

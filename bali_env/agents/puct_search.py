@@ -33,6 +33,7 @@ from bali_env.engine import numba_cache
 numba_cache.cover(__file__, str(Path(__file__).with_name("mcts_search.py")))  # they call the engine and win_shares
 
 from bali_env.engine import (  # noqa: E402
+    absolute_seat,
     MAX_PLAYERS,
     N_ACTIONS,
     PH_GAME_OVER,
@@ -170,7 +171,7 @@ def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, pri
         n = s[S_NUM_PLAYERS]
         seat = s[S_TO_MOVE]
         for j in range(n):
-            reward[(seat + j) % n] = net_values[k, j]
+            reward[absolute_seat(seat, j, n)] = net_values[k, j]
         for d in range(1, depth + 1):
             value[t, paths[r, d]] += reward[mover[t, paths[r, d]]]
 

@@ -1,12 +1,24 @@
-"""The ``bali`` command line: ``bali tournament`` (seat-rotated tournaments between agents, with
-ratings), ``bali league`` (every pair, and the free-for-all, in one folder), ``bali train``
-(MaskablePPO with self-play), ``bali bench`` (speed benchmarks against the anchors), ``bali play``
-(a game in the terminal against bots), ``bali replay`` (step through a saved game, or write it as
-a web page or an animation), ``bali serve`` (the web app: play in the browser, browse results)
-and ``bali demo`` (play seeded random games and print the final table).
+"""The ``bali`` command line: one ``argparse`` parser with a subcommand per job: ``bali tournament``
+(seat-rotated tournaments between agents, with ratings), ``bali league`` (every pair, and the
+free-for-all, in one folder), ``bali train`` (MaskablePPO with self-play; ``--framework rllib``:
+RLlib), ``bali exploit``, ``bali fit-value`` and ``bali distil`` (the commands around training),
+``bali bench`` (speed benchmarks against the anchors), ``bali play`` (a game in the terminal
+against bots), ``bali replay`` (step through a saved game, or write it as a web page or an
+animation), ``bali serve`` (the web app: play in the browser, browse results) and ``bali demo``
+(play seeded random games and print the final table). ``bali --help`` lists them, ``bali COMMAND
+--help`` gives a command's options.
 
-The entry point of every floor, so the one module of ``bali_env`` that imports the floors above
-it (``agents``, ``training``, ``benchmarks``), each on use. Every command checks all its
+The flags several commands take (``--seed``, ``--games``, ``--players``, ``--oracle``/``--demon``,
+``--out``, ``--workers``, ``--move-time``/``--game-time``, ``--progress``/``--no-progress``) are
+declared once, as parent parsers in ``bali_env.engine.flags``, and mean the same in every command.
+A command's own flags live next to the code they configure: its module has ``parents()`` (the
+shared flags it takes), ``add_arguments(parser)`` (its own) and ``run(args) -> int``; ``commands``
+puts them together here (the commands of the arena, ``tournament`` and ``league``, and ``demo``
+have theirs in this module).
+
+The entry point of every floor, so the one module of ``bali_env`` that imports the rooms above
+the environment (``arena``, ``training``, ``bench``, ``apps``), each when the parser is built
+(none of them imports torch, Ray, matplotlib or Starlette to do it). Every command checks all its
 arguments before it prints or creates anything (exit 2 on a bad one) and exits 130 when
 interrupted (Ctrl-C or SIGTERM). ``parse_command`` parses a command line without running it."""
 
@@ -14,32 +26,45 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-
-def _demo_parser() -> argparse.ArgumentParser:
-    """The options of ``bali demo``."""
-    parser = argparse.ArgumentParser(prog="bali demo", description="Play seeded random games through the AEC env.")
-    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
-    parser.add_argument("--games", type=int, default=20, help="games to play (default 20)")
-    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
-    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
-    parser.add_argument("--seed", type=int, default=0, help="game k is dealt from seed SEED + k (default 0)")
-    return parser
+from bali_env.engine import flags
+from bali_env.engine.flags import UsageError
 
 
-def _demo(argv: list[str]) -> int:
+@dataclass(frozen=True)
+class Command:
+    """One ``bali`` subcommand: its line in ``bali --help``, the shared flags it takes (parent
+    parsers, ``bali_env.engine.flags``), the function that adds its own flags, and what runs it."""
+
+    help: str
+    parents: Callable[[], list[argparse.ArgumentParser]]
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# ---------------------------------------------------------------------------------------- demo
+def _demo_parents() -> list[argparse.ArgumentParser]:
+    return [flags.players(4), flags.games(20), flags.variants(), flags.seed(0)]
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    """``bali demo`` has no flags of its own."""
+    parser.description = "Play seeded random games through the AEC env."
+
+
+def _demo(args: argparse.Namespace) -> int:
     """Play random games through the AEC env and print the last table and the win counts."""
+    if args.games < 1:
+        raise UsageError(f"--games must be at least 1, got {args.games}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     import numpy as np
 
     import bali_env
 
-    parser = _demo_parser()
-    args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error(f"--games must be at least 1, got {args.games}")
-    if args.seed < 0:
-        parser.error(f"--seed must be 0 or more, got {args.seed}")
     env = bali_env.env(num_players=args.players, oracle=args.oracle, demon=args.demon, render_mode="ansi")
     rng = np.random.default_rng(args.seed)
     wins = np.zeros(args.players)
@@ -61,35 +86,31 @@ def _demo(argv: list[str]) -> int:
     return 0
 
 
-def _tournament_parser() -> argparse.ArgumentParser:
-    """The options of ``bali tournament``."""
+# ---------------------------------------------------------------------------------------- tournament
+def _tournament_parents() -> list[argparse.ArgumentParser]:
+    return [flags.players(4), flags.games(1000, "games, rounded up to whole seat rotations"), flags.seed(0),
+            flags.workers(2), flags.variants(),
+            flags.out("output folder for the journal, results.json/.csv and ratings.png (default: a new folder "
+                      "results/tournament/<date-time>, with a -N suffix when another run took that name; an --out "
+                      "holding an earlier run is replaced, unless --resume)"),
+            flags.progress(), flags.clock()]
+
+
+def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bali tournament`` besides the shared ones."""
     from bali_env.arena import DEFAULT_BATCH_SIZE
 
-    parser = argparse.ArgumentParser(
-        prog="bali tournament",
-        description="Seat-rotated tournament between agents on the batched environment: win rates with 95% "
-                    "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from seed SEED + k.",
-    )
+    parser.description = ("Seat-rotated tournament between agents on the batched environment: win rates with 95% "
+                          "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from seed "
+                          "SEED + k.")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot "
                              "'cmd:python3 bot.py' (a program speaking the bot protocol, quoted as one argument); "
                              "repeat a spec to field it several times (greedy random random random)")
-    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game (default 4)")
-    parser.add_argument("--games", type=int, default=1000,
-                        help="games, rounded up to whole seat rotations (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="game k is dealt from seed SEED + k (default 0)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2; 1 = in-process)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help=f"games stepped together per worker (default {DEFAULT_BATCH_SIZE})")
-    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
-    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder for the journal, results.json/.csv and ratings.png (default: a new "
-                             "folder results/tournament/<date-time>, with a -N suffix when another run took that "
-                             "name; an --out holding an earlier run is replaced, unless --resume)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the interrupted run in --out: play only the games its journal lacks")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
                         help="local: worker processes on this machine (default); ray: chunks of games as Ray tasks "
@@ -98,15 +119,9 @@ def _tournament_parser() -> argparse.ArgumentParser:
                         help="with --backend ray: join this Ray cluster (or 'auto') instead of starting one")
     parser.add_argument("--chunk-size", type=int, default=None, metavar="K",
                         help="with --backend ray: games per Ray task (default: about 8 chunks per CPU)")
-    parser.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
-                        help="the clock: seconds per decision for every agent (cmd: bots 10 unless set); a bot over "
-                             "it loses the game")
-    parser.add_argument("--game-time", type=float, default=None, metavar="SECONDS",
-                        help="the clock: seconds per game for every agent (default: no budget)")
-    return parser
 
 
-def _tournament(argv: list[str]) -> int:
+def _tournament(args: argparse.Namespace) -> int:
     """Run ``bali_env.arena.run_tournament`` from the command line: every argument is checked
     before anything is printed or created (exit 2 on a bad one); 130 when interrupted."""
     import shlex
@@ -119,10 +134,8 @@ def _tournament(argv: list[str]) -> int:
         run_tournament,
     )
 
-    parser = _tournament_parser()
-    args = parser.parse_args(argv)
     if args.resume and args.out is None:
-        parser.error("--resume needs --out, the folder of the run to continue")
+        raise UsageError("--resume needs --out, the folder of the run to continue")
     settings = {"num_players": args.players, "games": args.games, "seed": args.seed, "workers": args.workers,
                 "batch_size": args.batch_size, "save_records": args.save_records, "resume": args.resume,
                 "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size,
@@ -136,12 +149,12 @@ def _tournament(argv: list[str]) -> int:
             args.out = new_output_dir("results/tournament")
             print(f"writing to {args.out}", file=sys.stderr)
         result = run_tournament(args.agents, oracle=args.oracle, demon=args.demon, out_dir=args.out,
-                                progress=not args.no_progress, **settings)
+                                progress=args.progress, **settings)
     except TournamentError as exc:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
     except (TournamentInterrupted, TournamentFailed) as exc:
-        again = ["tournament", *(a for a in argv if a != "--resume")]
+        again = ["tournament", *(a for a in args.argv if a != "--resume")]
         if "--out" not in again:
             again += ["--out", str(args.out)]
         lines = str(exc).strip().splitlines() or [""]
@@ -157,45 +170,34 @@ def _tournament(argv: list[str]) -> int:
     return 0
 
 
-def _league_parser() -> argparse.ArgumentParser:
-    """The options of ``bali league``."""
-    parser = argparse.ArgumentParser(
-        prog="bali league",
-        description="Every pair of the agents in 2-player matches, plus the free-for-all in 3 and 4 players: the "
-                    "pairwise win-rate matrix with intervals (a heat map), ratings fitted to all games, one folder.")
+# ---------------------------------------------------------------------------------------- league
+def _league_parents() -> list[argparse.ArgumentParser]:
+    return [flags.games(200, "games per part (each pair, each free-for-all; rounded up to whole rotations)"),
+            flags.players([2, 3, 4], many=True, detail="the parts: 2 = every pair, 3 and 4 = the free-for-all at "
+                          "that size when there are enough agents"),
+            flags.seed(0, "the deals: game k of every part is dealt from seed SEED + k"), flags.workers(2),
+            flags.variants(), flags.out("output folder (default: a new folder results/league/<date-time>)"),
+            flags.progress(), flags.clock()]
+
+
+def _league_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bali league`` besides the shared ones."""
+    parser.description = ("Every pair of the agents in 2-player matches, plus the free-for-all in 3 and 4 players: "
+                          "the pairwise win-rate matrix with intervals (a heat map), ratings fitted to all games, "
+                          "one folder.")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="the participants (any agent spec, e.g. ppo mcts greedy random 'cmd:python3 bot.py')")
-    parser.add_argument("--games", type=int, default=200,
-                        help="games per part (each pair, each free-for-all; rounded up to whole rotations; "
-                             "default 200)")
-    parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=(2, 3, 4),
-                        help="the parts: 2 = every pair, 3 and 4 = the free-for-all at that size when there are "
-                             "enough agents (default 2 3 4)")
-    parser.add_argument("--seed", type=int, default=0, help="game k of every part is dealt from seed SEED + k")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--oracle", action="store_true", help="play the Oracle variant")
-    parser.add_argument("--demon", action="store_true", help="play the Demon variant")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default: a new folder results/league/<date-time>)")
     parser.add_argument("--resume", action="store_true", help="continue the interrupted league in --out")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
-                        help="the clock: seconds per decision for every agent")
-    parser.add_argument("--game-time", type=float, default=None, metavar="SECONDS",
-                        help="the clock: seconds per game for every agent")
-    return parser
 
 
-def _league(argv: list[str]) -> int:
+def _league(args: argparse.Namespace) -> int:
     """Run ``bali_env.arena.league.run_league`` from the command line (exit 2 on a bad
     argument, before anything is played; 130 when interrupted: continue with ``--resume``)."""
     from bali_env.arena import TournamentError, TournamentFailed, TournamentInterrupted
     from bali_env.arena.league import run_league
 
-    parser = _league_parser()
-    args = parser.parse_args(argv)
     if args.resume and args.out is None:
-        parser.error("--resume needs --out, the folder of the league to continue")
+        raise UsageError("--resume needs --out, the folder of the league to continue")
     try:
         if args.out is None:
             from bali_env.arena.checks import check_out_dir
@@ -209,7 +211,7 @@ def _league(argv: list[str]) -> int:
             print(f"writing to {out}", file=sys.stderr)
         result = run_league(args.agents, games=args.games, seed=args.seed, workers=args.workers, out_dir=out,
                             sizes=tuple(sorted(set(args.players))), oracle=args.oracle, demon=args.demon,
-                            progress=not args.no_progress, resume=args.resume, move_time=args.move_time,
+                            progress=args.progress, resume=args.resume, move_time=args.move_time,
                             game_time=args.game_time)
     except TournamentError as exc:
         print(f"bali league: error: {exc}", file=sys.stderr)
@@ -223,87 +225,127 @@ def _league(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {
-    "tournament": "seat-rotated tournament between agents (win rates, ratings)",
-    "league": "every pair in 2-player matches plus the free-for-all: win-rate matrix, ratings",
-    "replay": "step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
-    "train": "train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib extra)",
-    "exploit": "train a best response against an agent: how far a learner gets against it (train extra)",
-    "fit-value": "give an exported policy a value head from its own games (for ppo+search; train extra)",
-    "distil": "fit an exported policy to what ppo+search plays from its positions (train extra)",
-    "bench": "speed benchmarks vs PettingZoo/OpenSpiel anchors",
-    "demo": "play seeded random games",
-    "play": "play a game in the terminal against bots",
-    "serve": "play in the browser against bots and browse results (web extra)",
-}  #: the ``bali`` commands and what each does
+# ---------------------------------------------------------------------------------------- the parser
+def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
+    """The ``bali`` commands by name, in the order ``bali --help`` lists them. ``argv``, the
+    command line to parse, picks ``bali train``'s trainer: ``train --framework rllib`` has RLlib's
+    flags (``bali_env.training.rllib``)."""
+    from bali_env.apps import replay, terminal
+    from bali_env.apps.web import serve
+    from bali_env.bench import run as bench
+    from bali_env.training import distil, exploit, train, value
+
+    argv = list(argv or [])
+    framework = train.framework(argv[1:]) if argv[:1] == ["train"] else "sb3"
+    return {
+        "tournament": Command("seat-rotated tournament between agents (win rates, ratings)", _tournament_parents,
+                              _tournament_arguments, _tournament),
+        "league": Command("every pair in 2-player matches plus the free-for-all: win-rate matrix, ratings",
+                          _league_parents, _league_arguments, _league),
+        "replay": Command("step through a saved game record, or write it as a web page (--html) or a GIF (--gif)",
+                          replay.parents, replay.add_arguments, replay.run),
+        "train": Command("train an agent with MaskablePPO and self-play (train extra; --framework rllib: the rllib "
+                         "extra)", lambda: train.parents(framework),
+                         lambda parser: train.add_arguments(parser, framework), train.run),
+        "exploit": Command("train a best response against an agent: how far a learner gets against it (train extra)",
+                           exploit.parents, exploit.add_arguments, exploit.run),
+        "fit-value": Command("give an exported policy a value head from its own games (for ppo+search; train extra)",
+                             value.parents, value.add_arguments, value.run),
+        "distil": Command("fit an exported policy to what ppo+search plays from its positions (train extra)",
+                          distil.parents, distil.add_arguments, distil.run),
+        "bench": Command("speed benchmarks vs PettingZoo/OpenSpiel anchors", bench.parents, bench.add_arguments,
+                         bench.run),
+        "demo": Command("play seeded random games", _demo_parents, _demo_arguments, _demo),
+        "play": Command("play a game in the terminal against bots", terminal.parents, terminal.add_arguments,
+                        terminal.run),
+        "serve": Command("play in the browser against bots and browse results (web extra)", serve.parents,
+                         serve.add_arguments, serve.run),
+    }
+
+
+class _ListFormatter(argparse.HelpFormatter):
+    """``bali --help``: the commands' help lines beside their names (a column wide enough for them)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=16)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``bali`` parser: ``--version``, and a subcommand per command (``commands``; ``argv``
+    picks ``bali train``'s trainer), each built from its shared flags (``parents``) and its own
+    (``add_arguments``), its ``run`` the default of ``args.run``."""
+    from bali_env import __version__
+
+    parser = argparse.ArgumentParser(prog="bali", description="Bali (Klaus-Jürgen Wrede, 2017) as a reinforcement-"
+                                     "learning environment: tournaments, training, benchmarks, games.",
+                                     epilog="bali COMMAND --help: the options of a command",
+                                     formatter_class=_ListFormatter)
+    parser.add_argument("--version", action="version", version=f"bali-env {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", required=True)
+    for name, command in commands(argv).items():
+        subparser = sub.add_parser(name, help=command.help, parents=command.parents())
+        command.add_arguments(subparser)
+        subparser.set_defaults(run=command.run)
+    return parser
+
+
+def subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``bali COMMAND`` inside ``parser`` (``build_parser``'s)."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[command]
 
 
 def command_parser(command: str, argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser of ``bali COMMAND`` (``argv``: the command's arguments, for a command
     whose options depend on one of them, as ``bali train --framework rllib``). ValueError for
     an unknown command."""
-    if command == "tournament":
-        return _tournament_parser()
-    if command == "league":
-        return _league_parser()
-    if command == "demo":
-        return _demo_parser()
-    if command == "play":
-        from bali_env.apps.terminal import make_parser
-    elif command == "serve":
-        from bali_env.apps.web.serve import make_parser
-    elif command == "replay":
-        from .replay import make_parser
-    elif command == "bench":
-        from bali_env.bench.run import make_parser
-    elif command == "train":
-        from bali_env.training.train import make_parser
+    if command not in commands():
+        raise ValueError(f"unknown command {command!r}; known: {', '.join(commands())}")
+    return subparser(build_parser([command, *(argv or [])]), command)
 
-        return make_parser(argv or [])
-    elif command == "exploit":
-        from bali_env.training.exploit import make_parser
-    elif command == "fit-value":
-        from bali_env.training.value import make_parser
-    elif command == "distil":
-        from bali_env.training.distil import make_parser
-    else:
-        raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
-    return make_parser()
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed by ``parser``, with ``args.argv``: the command's own arguments as given
+    (for a command that repeats or reads its command line)."""
+    args = parser.parse_args(argv)
+    args.argv = list(argv[1:])
+    return args
 
 
 def parse_command(argv: list[str]) -> argparse.Namespace:
     """Parse a ``bali`` command line (``["tournament", "--agents", ...]``) without running it:
-    the namespace its command would run with; SystemExit(2) from argparse for a bad option,
-    ValueError for an unknown command. Used to check every command the docs show."""
-    if not argv:
-        raise ValueError("no command")
-    return command_parser(argv[0], argv[1:]).parse_args(argv[1:])
+    the namespace its command would run with (``args.run(args)`` runs it); SystemExit(2) from
+    argparse for a bad option, ValueError for an unknown command. Used to check every command the
+    docs show."""
+    if not argv or argv[0] not in commands():
+        raise ValueError(f"unknown command {argv[0]!r}" if argv else "no command")
+    return _parse(build_parser(argv), list(argv))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``bali`` command."""
-    argv = sys.argv[1:] if argv is None else argv
-    commands = COMMANDS
-    if argv and argv[0] == "--version":
-        from bali_env import __version__
-
-        print(f"bali-env {__version__}")
-        return 0
-    if not argv or argv[0] not in commands:
-        asked = bool(argv) and argv[0] in ("-h", "--help")
-        out = sys.stdout if asked else sys.stderr
-        if argv and not asked:
-            print(f"bali: unknown command {argv[0]!r}\n", file=out)
-        print("usage: bali {" + ",".join(commands) + "} [options]   (bali COMMAND --help for its options)\n", file=out)
-        for name, text in commands.items():
-            print(f"  {name:<12}{text}", file=out)
-        print("  --version   print the version", file=out)
-        return 0 if asked else 2
+    """Entry point of the ``bali`` command: parse, then run the command; returns the exit code
+    (SystemExit(2) from argparse for a bad option, 130 when interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    if not argv or (not argv[0].startswith("-") and argv[0] not in commands()):
+        if argv:
+            print(f"bali: unknown command {argv[0]!r}\n", file=sys.stderr)
+        print(parser.format_help(), file=sys.stderr, end="")
+        return 2
+    try:
+        args = _parse(parser, argv)
+    except SystemExit as exc:
+        if exc.code in (0, None):  # --help, --version
+            return 0
+        raise
     try:
         _interrupt_on_sigterm()
-        return _run(argv)
+        return args.run(args)
+    except UsageError as exc:
+        subparser(parser, args.command).error(str(exc))
     except KeyboardInterrupt:
-        print(f"\nbali {argv[0]}: interrupted", file=sys.stderr)
+        print(f"\nbali {args.command}: interrupted", file=sys.stderr)
         return 130
 
 
@@ -315,48 +357,6 @@ def _interrupt_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
-
-
-def _run(argv: list[str]) -> int:
-    """Run the command ``argv[0]`` with its arguments."""
-    if argv[0] == "bench":
-        from bali_env.bench.run import main as bench_main
-
-        bench_main(argv[1:])
-        return 0
-    if argv[0] == "play":
-        from bali_env.apps.terminal import main as play_main
-
-        return play_main(argv[1:])
-    if argv[0] == "tournament":
-        return _tournament(argv[1:])
-    if argv[0] == "league":
-        return _league(argv[1:])
-    if argv[0] == "serve":
-        from bali_env.apps.web.serve import main as serve_main
-
-        return serve_main(argv[1:])
-    if argv[0] == "replay":
-        from .replay import run
-
-        return run(argv[1:])
-    if argv[0] == "train":
-        from bali_env.training.train import main as train_main
-
-        return train_main(argv[1:])
-    if argv[0] == "exploit":
-        from bali_env.training.exploit import main as exploit_main
-
-        return exploit_main(argv[1:])
-    if argv[0] == "fit-value":
-        from bali_env.training.value import main as value_main
-
-        return value_main(argv[1:])
-    if argv[0] == "distil":
-        from bali_env.training.distil import main as distil_main
-
-        return distil_main(argv[1:])
-    return _demo(argv[1:])
 
 
 if __name__ == "__main__":

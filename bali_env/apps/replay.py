@@ -54,7 +54,7 @@ def result_text(record: dict[str, Any]) -> str:
 def move_line(record: dict[str, Any], positions: list[Any], i: int, seat: int | None, reveal: bool = False) -> str:
     """The move that led to step ``i`` as the viewer saw it: the mover's own move in full, anybody
     else's as the table saw it (a face-down offering's category and an oracle take's depth
-    hidden, ``render.describe_move``); ``reveal`` shows every move in full."""
+    hidden, ``bali_env.pictures.text.describe_move``); ``reveal`` shows every move in full."""
     prev = positions[i - 1]
     mover = prev.agent_selection
     q = prev.agent_name_mapping[mover]
@@ -133,55 +133,46 @@ def _write_pictures(args: argparse.Namespace, record: dict[str, Any]) -> int:
     return 0
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The options of ``bali replay``."""
-    p = argparse.ArgumentParser(prog="bali replay", description="Step through a saved Bali game record.")
-    p.add_argument("file")
-    p.add_argument("--seat", type=int, default=None, help="show the game from this player's point of view")
-    p.add_argument("--step", type=int, default=0, help="start at this step")
-    p.add_argument("--all", action="store_true", help="print every step and exit")
-    p.add_argument("--reveal", action="store_true",
-                   help="show every move in full (face-down offerings, oracle takes), as after the game; with "
-                        "--html/--gif the table too")
-    p.add_argument("--html", metavar="OUT.html", default=None,
-                   help="write the game as one self-contained web page (pictures, controls, move log) and exit")
-    p.add_argument("--gif", metavar="OUT.gif", default=None,
-                   help="write the game as an animated picture and exit (needs the render extra)")
-    return p
+def parents() -> list[argparse.ArgumentParser]:
+    """``bali replay`` takes none of the shared flags."""
+    return []
 
 
-def run(
-    argv: list[str] | None = None, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print
-) -> int:
-    """Entry point of ``bali replay``; returns the exit code."""
-    p = make_parser()
-    args = p.parse_args(argv)
-    try:
-        record = load_record(args.file)
-    except ValueError as exc:
-        print(f"bali replay: error: refusing {args.file}: " + " ".join(str(exc).split()), file=sys.stderr)
-        return 2
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``bali replay``."""
+    parser.description = "Step through a saved Bali game record."
+    parser.add_argument("file")
+    parser.add_argument("--seat", type=int, default=None, help="show the game from this player's point of view")
+    parser.add_argument("--step", type=int, default=0, help="start at this step")
+    parser.add_argument("--all", action="store_true", help="print every step and exit")
+    parser.add_argument("--reveal", action="store_true",
+                        help="show every move in full (face-down offerings, oracle takes), as after the game; with "
+                             "--html/--gif the table too")
+    parser.add_argument("--html", metavar="OUT.html", default=None,
+                        help="write the game as one self-contained web page (pictures, controls, move log) and exit")
+    parser.add_argument("--gif", metavar="OUT.gif", default=None,
+                        help="write the game as an animated picture and exit (needs the render extra)")
+
+
+def _problem(args: argparse.Namespace, record: dict[str, Any]) -> str | None:
+    """What is wrong with ``--seat``, ``--step`` and the picture options for this game, or None."""
     n, steps = record["num_players"], len(record["actions"])
     if args.seat is not None and not 0 <= args.seat < n:
-        print(f"bali replay: error: --seat must be 0..{n - 1} for this {n}-player game, got {args.seat}",
-              file=sys.stderr)
-        return 2
+        return f"--seat must be 0..{n - 1} for this {n}-player game, got {args.seat}"
     problem = _picture_problem(args)
     if problem:
-        print(f"bali replay: error: {problem}", file=sys.stderr)
-        return 2
+        return problem
     if not 0 <= args.step <= steps:
-        print(f"bali replay: error: --step must be 0..{steps} (this game has {steps} moves), got {args.step}",
-              file=sys.stderr)
-        return 2
-    if args.html or args.gif:
-        return _write_pictures(args, record)
+        return f"--step must be 0..{steps} (this game has {steps} moves), got {args.step}"
+    return None
+
+
+def _step_through(args: argparse.Namespace, record: dict[str, Any], input_fn: Callable[[str], str],
+                  print_fn: Callable[..., None]) -> int:
+    """The viewer: a frame, then a key (next, previous, a step, the end, quit), until ``q`` or
+    the end of input."""
     positions = replay_states(record)
     last = len(positions) - 1
-    if args.all:
-        for i in range(last + 1):
-            print_fn(frame(record, positions, i, args.seat, args.reveal))
-        return 0
     i = args.step
     while True:
         print_fn(frame(record, positions, i, args.seat, args.reveal))
@@ -201,3 +192,28 @@ def run(
             i = max(0, min(int(key), last))
         else:
             print_fn("keys: Enter or n = next, p = previous, a number = jump to that step, e = end, q = quit")
+
+
+def run(
+    args: argparse.Namespace, input_fn: Callable[[str], str] = input, print_fn: Callable[..., None] = print
+) -> int:
+    """``bali replay`` with the options of ``bali``'s parser: check the file and the options (one
+    line, exit 2, nothing printed), then write the pictures, print every step (``--all``) or step
+    through the game; returns the exit code."""
+    try:
+        record = load_record(args.file)
+    except ValueError as exc:
+        print(f"bali replay: error: refusing {args.file}: " + " ".join(str(exc).split()), file=sys.stderr)
+        return 2
+    problem = _problem(args, record)
+    if problem:
+        print(f"bali replay: error: {problem}", file=sys.stderr)
+        return 2
+    if args.html or args.gif:
+        return _write_pictures(args, record)
+    if args.all:
+        positions = replay_states(record)
+        for i in range(len(positions)):
+            print_fn(frame(record, positions, i, args.seat, args.reveal))
+        return 0
+    return _step_through(args, record, input_fn, print_fn)

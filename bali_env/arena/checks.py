@@ -3,16 +3,31 @@ played or written (TournamentError naming what is wrong)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bali_env.agents.base import make_agent
-from .errors import TournamentError
+from bali_env.engine.validate import check_choice, check_int, check_num_players, check_number, check_seed
+
+from .errors import TournamentError, setup_checks
 from .journal import JOURNAL
 from .schedule import check_sizes, participant_names, rounded_games
+
+
+TOURNAMENT_LIBRARIES = ("choix", "tqdm")  #: what the tournament extra brings that the core does not
+
+
+def check_extra() -> None:
+    """TournamentError with the install line when the tournament extra is not installed (the
+    rating fit's and the progress bars' libraries; the core install plays games without them)."""
+    import importlib.util
+
+    missing = [name for name in TOURNAMENT_LIBRARIES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise TournamentError(f"tournaments need {' and '.join(missing)}: pip install 'bali-env[tournament]' "
+                              "(pip install -e '.[tournament]' in a clone)")
+
 
 def check_out_dir(out: Path) -> None:
     """TournamentError unless ``out`` is a writable folder or can be made one (its nearest
@@ -65,14 +80,11 @@ def check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: An
                 out_dir: str | Path | None, save_records: bool, resume: bool) -> None:
     """TournamentError for a bad setting (the agents aside: ``validate_agents``), before
     anything is played, printed or written."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    check_sizes(len(specs), int(num_players))
-    for name, value in (("workers", workers), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise TournamentError(f"{name} must be a positive int, got {value!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TournamentError(f"seed must be an int, got {seed!r}")
+    with setup_checks():
+        check_sizes(len(specs), check_num_players(num_players))
+        check_int("workers", workers, 1)
+        check_int("batch_size", batch_size, 1)
+        check_seed(seed)
     if save_records and out_dir is None:
         raise TournamentError("save_records needs out_dir (the records go to out_dir/records/)")
     if resume and out_dir is None:
@@ -88,12 +100,12 @@ BACKENDS = ("local", "ray")  #: where a tournament's games are played
 
 def check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
     """The backend settings, checked before any game (TournamentError saying what is wrong)."""
-    if backend not in BACKENDS:
-        raise TournamentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend != "ray" and (ray_address is not None or chunk_size is not None):
-        raise TournamentError("ray_address and chunk_size need backend='ray'")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
-        raise TournamentError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    with setup_checks():
+        check_choice("backend", backend, BACKENDS)
+        if backend != "ray" and (ray_address is not None or chunk_size is not None):
+            raise TournamentError("ray_address and chunk_size need backend='ray'")
+        if chunk_size is not None:
+            check_int("chunk_size", chunk_size, 1)
     if backend == "ray":
         from .ray_backend import check_ray
 
@@ -102,15 +114,10 @@ def check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
 
 def check_clock(move_time: Any, game_time: Any) -> None:
     """The clock: each a number of seconds > 0 (and at most a day), or None."""
-    import math
-
-    for name, value in (("move_time", move_time), ("game_time", game_time)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not 0 < value <= 86_400:
-            flag = "--" + name.replace("_", "-")
-            raise TournamentError(f"{name} ({flag}) must be a number of seconds > 0 (at most 86400), got {value!r}")
+    with setup_checks():
+        for name, value in (("move_time", move_time), ("game_time", game_time)):
+            if value is not None:
+                check_number(f"{name} (--{name.replace('_', '-')}, seconds)", value, 0, 86_400, low_open=True)
 
 
 def check_tournament(agents: Sequence[str], num_players: Any = 4, games: Any = 1000, seed: Any = 0, workers: Any = 2,
@@ -121,6 +128,7 @@ def check_tournament(agents: Sequence[str], num_players: Any = 4, games: Any = 1
     played, printed or created. TournamentError saying what is wrong; returns the participants'
     names (as in the results)."""
     specs = [str(s) for s in agents]
+    check_extra()
     check_backend(backend, ray_address, chunk_size)
     check_clock(move_time, game_time)
     check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume)

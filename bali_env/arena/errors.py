@@ -3,11 +3,25 @@ anything is played or written), an interrupted run and a failed one (both keep t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
 
 class TournamentError(ValueError):
     """A tournament that cannot be run as configured (unknown agent, too few participants, ...)."""
 
+
+@contextmanager
+def setup_checks() -> Iterator[None]:
+    """The validators' TypeError and ValueError (``bali_env.engine.validate``) as the
+    tournament's one error for a bad setup, TournamentError, with their message."""
+    try:
+        yield
+    except TournamentError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise TournamentError(str(exc)) from None
 
 
 class TournamentInterrupted(KeyboardInterrupt):

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks import check_clock, check_out_dir, validate_agents
-from .errors import TournamentError
+from bali_env.engine.validate import check_int
+
+from .checks import check_clock, check_extra, check_out_dir, validate_agents
+from .errors import TournamentError, setup_checks
 from .schedule import participant_names
 from .stats import game_ranks, rating_fit, wilson_interval
 
@@ -96,29 +98,58 @@ def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int 
     enough agents and that every agent can play (one that cannot, such as the shipped ``ppo`` in
     3 players, leaves that free-for-all out: said on stderr and in ``config["skipped"]``); see
     the module docstring. TournamentError for a bad setup, before any game."""
-    from .run import run_tournament
-
     specs = [str(s) for s in agents]
+    out = Path(out_dir) if out_dir is not None else None
+    check_league(specs, games, sizes, out, move_time, game_time)
+    names = participant_names(validate_agents(specs, None))
+    parts, skipped = league_parts(specs, sizes)
+    config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
+              "oracle": oracle, "demon": demon, "move_time": move_time, "game_time": game_time,
+              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts},
+              "skipped": skipped}
+    settings = {"games": games, "seed": seed, "workers": workers, "oracle": oracle, "demon": demon,
+                "progress": progress, "move_time": move_time, "game_time": game_time, "backend": backend,
+                "ray_address": ray_address}
+    results = {}
+    for k, (folder, who, n) in enumerate(parts):
+        if progress:
+            print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
+                  file=sys.stderr)
+        results[folder] = (who, _play_part([specs[p] for p in who], n, out / folder if out else None, resume,
+                                           settings))
+    result = league_result(config, names, results)
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def check_league(specs: list[str], games: Any, sizes: tuple[int, ...], out: Path | None, move_time: Any,
+                 game_time: Any) -> None:
+    """The league's own settings (TournamentError naming what is wrong); the agents are asked
+    by ``validate_agents``."""
+    check_extra()
     if len(specs) < 2:
         raise TournamentError("a league needs at least 2 agents")
     if not sizes or any(n not in TABLE_SIZES for n in sizes):
         raise TournamentError(f"players must be among {TABLE_SIZES}, got {list(sizes)}")
     check_clock(move_time, game_time)
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise TournamentError(f"games must be a positive int, got {games!r}")
-    out = Path(out_dir) if out_dir is not None else None
+    with setup_checks():
+        check_int("games", games, 1)
     if out is not None:
         check_out_dir(out)
-    names = participant_names(validate_agents(specs, None))
+
+
+def league_parts(specs: list[str], sizes: tuple[int, ...]) -> tuple[list[tuple[str, list[int], int]], dict[str, str]]:
+    """The parts to play, as (folder, participant indices, players): every pair in 2 players
+    (every agent must play 2), then the free-for-all of each other size with enough agents that
+    every agent plays; and the free-for-alls left out, with why. TournamentError when nothing
+    is left to play."""
     parts: list[tuple[str, list[int], int]] = []
     if 2 in sizes:
+        validate_agents(specs, 2)
         parts += [(f"pairs/{i}-{j}", [i, j], 2) for i, j in itertools.combinations(range(len(specs)), 2)]
-    if 2 in sizes:
-        validate_agents(specs, 2)  # every agent plays the pairs
     skipped = {}
-    for n in sorted(sizes):
-        if n == 2 or len(specs) < n:
-            continue
+    for n in sorted(n for n in sizes if n != 2 and len(specs) >= n):
         try:  # a free-for-all that one of the agents cannot play (a policy for other counts) is left out
             validate_agents(specs, n)
             parts.append((f"ffa-{n}p", list(range(len(specs))), n))
@@ -128,25 +159,15 @@ def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int 
     if not parts:
         raise TournamentError(f"nothing to play: no pair (players 2 not asked) and no free-for-all "
                               f"({'; '.join(skipped.values()) or 'too few agents'})")
-    config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
-              "oracle": oracle, "demon": demon, "move_time": move_time, "game_time": game_time,
-              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts},
-              "skipped": skipped}
-    results = {}
-    for k, (folder, who, n) in enumerate(parts):
-        if progress:
-            print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
-                  file=sys.stderr)
-        part_out = out / folder if out is not None else None
-        again = resume and part_out is not None and (part_out / "journal.jsonl").is_file()
-        results[folder] = run_tournament([specs[p] for p in who], num_players=n, games=games, seed=seed,
-                                         workers=workers, oracle=oracle, demon=demon, out_dir=part_out,
-                                         progress=progress, resume=again, move_time=move_time, game_time=game_time,
-                                         backend=backend, ray_address=ray_address)
-    result = league_result(config, names, {folder: (who, results[folder]) for folder, who, _ in parts})
-    if out is not None:
-        result.save(out)
-    return result
+    return parts, skipped
+
+
+def _play_part(specs: list[str], num_players: int, out: Path | None, resume: bool, settings: dict[str, Any]) -> Any:
+    """One part of the league as a tournament in its own folder (resumed when its journal is there)."""
+    from .run import run_tournament
+
+    again = resume and out is not None and (out / "journal.jsonl").is_file()
+    return run_tournament(specs, num_players=num_players, out_dir=out, resume=again, **settings)
 
 
 def league_result(config: dict[str, Any], names: list[str], parts: dict[str, tuple[list[int], Any]]) -> LeagueResult:

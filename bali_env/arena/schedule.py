@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import TournamentError
+from bali_env.engine.validate import check_int, check_num_players
+
+from .errors import TournamentError, setup_checks
 
 LINEUP_SCHEME = (
     "m == n: game k seats the cyclic rotation k mod n of the participants (seat s = participant (s + k) mod n); "
@@ -36,8 +38,9 @@ def participant_names(specs: Sequence[str]) -> list[str]:
 
 
 def check_sizes(num_participants: int, num_players: int) -> None:
-    if num_players not in (2, 3, 4):
-        raise TournamentError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    """TournamentError unless ``num_players`` is a player count and there are enough participants."""
+    with setup_checks():
+        check_num_players(num_players)
     if num_participants < num_players:
         raise TournamentError(
             f"{num_participants} participant(s) for {num_players} seats: list at least {num_players} agents; "
@@ -74,8 +77,8 @@ def _combinations(m: int, n: int) -> list[tuple[int, ...]]:
 
 def rounded_games(games: int, num_participants: int, num_players: int) -> int:
     """``games`` rounded up to a whole number of cycles (at least one cycle)."""
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
-        raise TournamentError(f"games must be a positive int, got {games!r}")
+    with setup_checks():
+        games = check_int("games", games, 1)
     cycle = cycle_length(num_participants, num_players)
     return max(1, -(-int(games) // cycle)) * cycle
 

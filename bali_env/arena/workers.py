@@ -220,26 +220,39 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
             if dead:
                 raise RuntimeError(f"tournament worker {dead[0].name} died (exit code {dead[0].exitcode})")
             try:
-                kind, w, payload = messages.get(timeout=0.2)
+                message = messages.get(timeout=0.2)
             except queue_module.Empty:
                 continue
-            if kind == "compiling":
-                if notice is not None:
-                    notice.show()
-            elif kind == "games":
-                if notice is not None:
-                    notice.stop()
-                on_games(payload)
-            elif kind == "done":
-                done.add(w)
-            else:
-                raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
+            _take(message, done, on_games, notice)
         for p in procs:
             p.join()
     finally:
-        started = [p for p in procs if p.pid is not None]  # a start that raised leaves the rest unstarted
-        for p in started:
-            if p.is_alive():
-                p.terminate()
-        for p in started:
-            p.join(timeout=5)
+        _stop(procs)
+
+
+def _take(message: tuple[str, int, Any], done: set[int], on_games: Callable[[list[dict[str, Any]]], None],
+          notice: CompileNotice | None) -> None:
+    """One message of a worker: it compiles (show the notice), finished games (stop the notice,
+    hand them on), it is done, or it failed (RuntimeError with its traceback)."""
+    kind, w, payload = message
+    if kind == "compiling" and notice is not None:
+        notice.show()
+    elif kind == "games":
+        if notice is not None:
+            notice.stop()
+        on_games(payload)
+    elif kind == "done":
+        done.add(w)
+    elif kind != "compiling":
+        raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
+
+
+def _stop(procs: list[Any]) -> None:
+    """Terminate the workers still running and wait for them (a start that raised leaves the
+    rest unstarted: only started ones are stopped)."""
+    started = [p for p in procs if p.pid is not None]
+    for p in started:
+        if p.is_alive():
+            p.terminate()
+    for p in started:
+        p.join(timeout=5)

@@ -135,9 +135,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """``python -m bali_env.bench.bots [--seconds S] [--games N]``: measure and print."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.bots", description=__doc__.split("\n\n")[0])
+    from bali_env.engine import flags
+
+    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.bots", description=__doc__.split("\n\n")[0],
+                                     parents=[flags.games(100, "games of the faulty-bot tournament, 1..100000")])
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per rate (default 2)")
-    parser.add_argument("--games", type=int, default=100, help="games of the faulty-bot tournament (default 100)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 600 or not 1 <= args.games <= 100_000:
         parser.error("--seconds must be in (0, 600] and --games in 1..100000")

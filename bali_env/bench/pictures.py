@@ -73,7 +73,7 @@ def bench_pictures(games: int = 3) -> dict[str, Any]:
     for r in records:
         env = bali_env.raw_env(num_players=4, oracle=True, demon=True, render_mode="rgb_array")
         env.reset(seed=r["seed"])
-        assert np.array_equal(env._state, dealt_state(4, True, True, r["seed"]))
+        assert np.array_equal(env.unwrapped.state(), dealt_state(4, True, True, r["seed"]))
         for i, action in enumerate([None, *r["actions"]]):
             if action is not None:
                 env.step(action)
@@ -113,8 +113,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     figures too)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.pictures", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=3, help="4-player greedy games to measure over (default 3)")
+    from bali_env.engine import flags
+
+    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.pictures", description=__doc__.split("\n\n")[0],
+                                     parents=[flags.games(3, "4-player greedy games to measure over, 1..100")])
     parser.add_argument("--json", action="store_true", help="also print every figure as JSON")
     args = parser.parse_args(argv)
     if not 1 <= args.games <= 100:

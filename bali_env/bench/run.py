@@ -1,6 +1,6 @@
 """Speed benchmarks of bali-env against anchor environments, all measured in the same run.
 
-``python -m bali_env.bench.run`` (or ``bali bench``) measures:
+``bali bench`` measures:
 
 1. start-up: the time from ``import bali_env`` to the first step, and of a whole first
    tournament (``bali tournament --agents greedy random --players 2 --games 20 --workers 2``),
@@ -26,14 +26,14 @@ It prints a table (fitted to the terminal, 100 columns when the output is not on
 ``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
 ``--out`` and records the machine. Every timed loop is warmed up first (Numba compilation never
 counts). The options are checked before anything is measured or written (a bad one: exit code 2);
-``--out`` is created only when the results are written.
+``--out`` is created only when the results are written. ``parents``, ``add_arguments`` and ``run``
+are the command (``bali_env.apps.cli`` builds its parser); ``measure`` the measurements.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import random
@@ -360,6 +360,13 @@ def _table(results: dict[str, Any], width: int | None = None) -> str:
         else:
             note = r.get("tensor", "")
         lines += row(name, f"{r['steps_per_s']:,.0f}", f"{r['games_per_s']:,.1f}", note)
+    for note in _notes(results):
+        lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _notes(results: dict[str, Any]) -> list[str]:
+    """The lines under the table: memory, start-up, and the pictures', bots' and search's summaries."""
     notes = []
     mem = results.get("memory")
     if mem:
@@ -393,9 +400,7 @@ def _table(results: dict[str, Any], width: int | None = None) -> str:
         from bali_env.bench.search import summary as search_summary
 
         notes += search_summary(results["search"])
-    for note in notes:
-        lines += textwrap.wrap(note, width, subsequent_indent="  ", break_on_hyphens=False)
-    return "\n".join(lines)
+    return notes
 
 
 def bench_figure(results: dict[str, Any]) -> Any:
@@ -458,27 +463,42 @@ def _check_out(out: Path) -> str | None:
     return None
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The options of ``bali bench``."""
-    parser = argparse.ArgumentParser(prog="bali bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=None,
-                        help="timed seconds per measurement (default 3, or 0.2 with --quick)")
+def parents() -> list[argparse.ArgumentParser]:
+    """The shared flags ``bali bench`` takes (``bali_env.engine.flags``; imported here, as every
+    import of the project in this module, so that ``benchmarks/compare.py`` can run this file as
+    its harness on an older checkout)."""
+    from bali_env.engine import flags
+
+    return [flags.out("output folder of bench.json and bench.png (default: %(default)s)",
+                      default=Path("results/bench"))]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bali bench`` besides the shared ones."""
+    from bali_env.engine.validate import arg_type, check_number
+
+    parser.description = __doc__.split("\n\n")[0]
+    parser.add_argument("--seconds", type=arg_type(check_number, 0, 3600, True), default=None,
+                        help="timed seconds per measurement, in (0, 3600] (default 3, or 0.2 with --quick)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for smoke tests (0.2 s per measurement)")
     parser.add_argument("--no-startup", action="store_true", help="skip the cold/cached start-up measurement")
-    parser.add_argument("--out", type=Path, default=Path("results/bench"), help="output directory")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmarks and write ``bench.json`` and ``bench.png`` into ``--out``; a bad option
-    exits with code 2 before anything is measured or created."""
-    parser = make_parser()
-    args = parser.parse_args(argv)
-    if args.seconds is not None and not (math.isfinite(args.seconds) and 0 < args.seconds <= 3600):
-        parser.error(f"--seconds must be a number of seconds in (0, 3600], got {args.seconds}")
+def run(args: argparse.Namespace) -> int:
+    """``bali bench`` with the options of ``bali``'s parser: check ``--out`` (``UsageError``, before
+    anything is measured or created), measure, write; returns the exit code."""
+    from bali_env.engine.flags import UsageError
+
     problem = _check_out(args.out)
     if problem:
-        parser.error(problem)
+        raise UsageError(problem)
+    measure(args)
+    return 0
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the benchmarks with ``bali bench``'s options and write ``bench.json`` and ``bench.png``
+    into ``args.out``; returns the results (what bench.json holds)."""
     seconds = args.seconds if args.seconds is not None else 0.2 if args.quick else 3.0
 
     results: dict[str, Any] = {"machine": machine_info(), "seconds_per_measurement": seconds}
@@ -530,7 +550,3 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     except ImportError:
         print(f"\nwrote {args.out / 'bench.json'} (no plot: matplotlib is not installed)")
     return results
-
-
-if __name__ == "__main__":
-    main()

@@ -17,6 +17,7 @@ import numpy as np
 
 GOAL_MS = 20.0  #: the goal for one ppo+search decision
 AGENTS = ("mcts", "ppo+search")
+SHIPPED_PLAYERS = (2, 4)  #: the player counts with a shipped policy (``--players``)
 
 
 def _positions(count: int = 64, players: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -78,14 +79,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     figures."""
     import argparse
 
+    from bali_env.engine import flags
+    from bali_env.engine.validate import arg_type, check_int
+
     p = argparse.ArgumentParser(prog="python -m bali_env.bench.search", description="ms a decision of mcts and "
-                                "ppo+search, one at a time and in batches of 64")
-    p.add_argument("--decisions", type=int, default=20, help="positions timed one at a time (default 20)")
-    p.add_argument("--players", type=int, default=2, choices=(2, 4), help="players in the timed games: the "
-                   "counts with a shipped policy (default 2)")
+                                "ppo+search, one at a time and in batches of 64",
+                                parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy")])
+    p.add_argument("--decisions", type=arg_type(check_int, 1, 64), default=20,
+                   help="positions timed one at a time, 1..64 (default 20)")
     args = p.parse_args(argv)
-    if not 1 <= args.decisions <= 64:
-        p.error(f"--decisions must be in 1..64, got {args.decisions}")
+    if args.players not in SHIPPED_PLAYERS:
+        p.error(f"--players must be 2 or 4 (the counts with a shipped policy), got {args.players}")
     results = bench_search(args.decisions, args.players)
     for line in summary(results):
         print(line)

@@ -7,7 +7,7 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | file | rules | what |
 |---|---|---|
 | ``ids.py`` | 1, 6 | card, category, action, phase and decision ids; prices and points; every name |
-| ``state.py`` | 8 | the state layout and its named index kernels (``s[hand(p, SHRINE)]``) |
+| ``state.py`` | 8 | the state layout, its named index kernels (``s[hand(p, SHRINE)]``), seat arithmetic |
 | ``rng.py`` | | the SplitMix64 stream (dealing and the random policy only) |
 | ``deal.py`` | 2 | set-up: ``init_game`` |
 | ``knowledge.py`` | 5 | what the others know of a seat's offering cards |
@@ -26,10 +26,14 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``observe.py`` | 5 | the observation encoder; ``obs_one_hot`` / ``obs_count`` / ``obs_num_players`` read it |
 | ``determinization.py`` | 5 | its inverse: ``determinize`` samples a full state consistent with an |
 | | | observation (``check_observation`` first); the search plays on such samples |
-| ``decode.py`` | 5 | the observation decoder: ``decode_observation`` (an ``ObservationView`` of counts) |
+| ``decode.py`` | 5 | the one observation decoder: ``decode_counts`` (a kernel, named slots), |
+| | | ``decode_observation`` (an ``ObservationView`` of counts) |
+| ``events.py`` | 3 | what a move did, as public events (``move_events``): takes, deals, scorings, receipts |
 | ``contract.py`` | 4, 6-8 | the public contract in Python: action names and checks, ``reset`` options, |
 | | | ``state_dict()``, ``final_result``, state checks |
+| ``validate.py`` | | the argument validators every public entry point uses (``check_int``, ``check_seat``...) |
 | ``batch.py`` | | batched stepping and whole random games (rollouts) |
+| ``flags.py`` | | the command-line flags the ``bali`` commands share, declared once (parent parsers) |
 | ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
 
 Every kernel is ``@njit(cache=True)``. Randomness is used only when dealing (and when sampling a

@@ -1,17 +1,19 @@
-"""The public contract of docs/rules.md sections 4 and 6-8 in Python: action checks, the validation
-of the ``reset`` options, ``state_dict()`` (the whole true state as JSON-serialisable data) and
-the final score by part. Names of cards, categories and actions live in ``bali_env.engine.ids``."""
+"""The public contract of docs/rules.md sections 4 and 6-8 in Python: action names, the validation
+of the ``reset`` options and of game states, ``state_dict()`` (the whole true state as
+JSON-serialisable data) and the final score by part. Names of cards, categories and actions live
+in ``bali_env.engine.ids``, the argument validators in ``bali_env.engine.validate``."""
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any
 
 import numpy as np
 
 from bali_env import engine as C
+
 from .ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, TIEBREAK_NAMES
+from .validate import check_action, check_seed, is_int
 
 OPTION_KEYS = ("deck", "starter_sets", "altar")
 
@@ -22,60 +24,7 @@ def action_to_str(action: int) -> str:
     return ACTION_NAMES[a]
 
 
-def check_action(action: Any) -> int:
-    """Return ``action`` as an int in 0..43; TypeError for a non-integer, ValueError out of range."""
-    if isinstance(action, (bool, np.bool_)):
-        raise TypeError(f"action must be an integer in 0..43, got the bool {action!r}")
-    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-        action = action.item()
-    if not isinstance(action, (int, np.integer)):
-        raise TypeError(f"action must be an integer in 0..43, got {type(action).__name__} {action!r}")
-    a = int(action)
-    if not 0 <= a < C.N_ACTIONS:
-        raise ValueError(f"action {a} is out of range: actions are integers in 0..{C.N_ACTIONS - 1}")
-    return a
-
-
 _EMPTY = np.zeros(0, dtype=np.int64)
-
-
-def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an int (bools are not ints): TypeError naming ``name`` for another type,
-    ValueError outside ``low..high`` (inclusive; None: unbounded)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    v = int(value)
-    if (low is not None and v < low) or (high is not None and v > high):
-        span = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be in {span}, got {v}")
-    return v
-
-
-def check_game_count(name: str, value: Any, bytes_per_game: int, low: int = 1) -> int:
-    """A number of games held in memory at once (``num_envs``, ``num_games``): an int >= ``low``
-    whose arrays (``bytes_per_game`` each) fit in half of this machine's physical memory;
-    TypeError / ValueError naming ``name`` otherwise (instead of a process killed for memory)."""
-    n = check_int(name, value, low)
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not a POSIX system: numpy's MemoryError decides
-        return n
-    if n * bytes_per_game > memory // 2:
-        raise ValueError(f"{name}={n} needs about {n * bytes_per_game / 2**30:.1f} GiB, more than half of this "
-                         f"machine's {memory / 2**30:.1f} GiB: play fewer games at a time")
-    return n
-
-
-def check_num_players(value: Any) -> int:
-    """``num_players`` as the int 2, 3 or 4 (TypeError / ValueError naming it)."""
-    return check_int("num_players", value, 2, C.MAX_PLAYERS)
-
-
-def check_flag(name: str, value: Any) -> bool:
-    """A variant switch (``oracle``, ``demon``...) that must be a real bool: TypeError otherwise."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}")
-    return bool(value)
 
 
 def _state_problem(states: np.ndarray) -> str | None:
@@ -177,9 +126,7 @@ def check_states(states: Any) -> np.ndarray:
 
 def seed_to_uint64(seed: Any) -> np.uint64:
     """A reset/constructor seed (any int, negative ones included) as the uint64 start of a stream."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or None, got {type(seed).__name__} {seed!r}")
-    return np.uint64(int(seed) % 2**64)
+    return np.uint64(check_seed(seed) % 2**64)
 
 
 def deal(state: np.ndarray, num_players: int, oracle: bool, demon: bool, stream: np.ndarray,
@@ -206,7 +153,7 @@ def _int_list(key: str, value: Any) -> list[int]:
         raise ValueError(f"reset option {key!r} must be a list of integers, got {type(value).__name__}")
     out = []
     for v in value:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        if not is_int(v):
             raise ValueError(f"reset option {key!r} must hold integers only, found {v!r}")
         out.append(int(v))
     return out
@@ -223,42 +170,53 @@ def parse_options(options: Any, num_players: int, oracle: bool) -> tuple[np.ndar
     if unknown:
         warnings.warn(f"bali_v0 reset: ignoring unknown option(s) {unknown!r}; known: {list(OPTION_KEYS)}",
                       stacklevel=3)
-    deck = starters = altar = _EMPTY
-    if options.get("deck") is not None:
-        cards = _int_list("deck", options["deck"])
-        size = C.ORACLE_DECK_SIZE if oracle else C.BASE_DECK_SIZE
-        if len(cards) != size:
-            variant = "with" if oracle else "without"
-            raise ValueError(f"reset option 'deck' must hold {size} card ids ({variant} the Oracle variant), "
-                             f"got {len(cards)}")
-        want = C.DECK_COUNTS.copy()
-        if not oracle:
-            want[C.ORACLE] = 0
-        got = np.bincount([c for c in cards if 0 <= c <= 7], minlength=8)
-        bad = [c for c in cards if not 0 <= c <= 7]
-        if bad or not np.array_equal(got, want):
-            diff = ", ".join(f"{CARD_NAMES[k]}: {got[k]} instead of {want[k]}" for k in range(8) if got[k] != want[k])
-            what = diff or f"unknown ids {bad}"
-            raise ValueError(f"reset option 'deck' is not the deck's multiset of card ids: {what}")
-        if oracle and C.ORACLE in cards[: C.MARKET_SIZE]:
-            raise ValueError("reset option 'deck': the first 16 cards (the starting market) must hold no oracle")
-        deck = np.array(cards, dtype=np.int64)
-    if options.get("starter_sets") is not None:
-        sets = _int_list("starter_sets", options["starter_sets"])
-        if len(sets) != num_players:
-            raise ValueError(f"reset option 'starter_sets' needs one set id per seat ({num_players}), got {len(sets)}")
-        if any(not 0 <= k <= 3 for k in sets) or len(set(sets)) != len(sets):
-            raise ValueError(f"reset option 'starter_sets' must be distinct ids in 0..3, got {sets}")
-        starters = np.array(sets, dtype=np.int64)
-    if options.get("altar") is not None:
-        if not oracle:
-            raise ValueError("reset option 'altar' needs the Oracle variant (oracle=True)")
-        order = _int_list("altar", options["altar"])
-        if sorted(order) != [0, 1, 2, 3]:
-            raise ValueError(f"reset option 'altar' must be a permutation of the categories 0..3 (top first), "
-                             f"got {order}")
-        altar = np.array(order, dtype=np.int64)
+    deck = _EMPTY if options.get("deck") is None else _deck_option(options["deck"], oracle)
+    starters = _EMPTY if options.get("starter_sets") is None else _starters_option(options["starter_sets"],
+                                                                                     num_players)
+    altar = _EMPTY if options.get("altar") is None else _altar_option(options["altar"], oracle)
     return deck, starters, altar
+
+
+def _deck_option(value: Any, oracle: bool) -> np.ndarray:
+    """``options["deck"]``: the whole play deck, top first (ValueError saying what is wrong)."""
+    cards = _int_list("deck", value)
+    size = C.ORACLE_DECK_SIZE if oracle else C.BASE_DECK_SIZE
+    if len(cards) != size:
+        variant = "with" if oracle else "without"
+        raise ValueError(f"reset option 'deck' must hold {size} card ids ({variant} the Oracle variant), "
+                         f"got {len(cards)}")
+    want = C.DECK_COUNTS.copy()
+    if not oracle:
+        want[C.ORACLE] = 0
+    got = np.bincount([c for c in cards if 0 <= c <= 7], minlength=8)
+    bad = [c for c in cards if not 0 <= c <= 7]
+    if bad or not np.array_equal(got, want):
+        diff = ", ".join(f"{CARD_NAMES[k]}: {got[k]} instead of {want[k]}" for k in range(8) if got[k] != want[k])
+        raise ValueError(f"reset option 'deck' is not the deck's multiset of card ids: {diff or f'unknown ids {bad}'}")
+    if oracle and C.ORACLE in cards[: C.MARKET_SIZE]:
+        raise ValueError("reset option 'deck': the first 16 cards (the starting market) must hold no oracle")
+    return np.array(cards, dtype=np.int64)
+
+
+def _starters_option(value: Any, num_players: int) -> np.ndarray:
+    """``options["starter_sets"]``: one distinct starter set id per seat."""
+    sets = _int_list("starter_sets", value)
+    if len(sets) != num_players:
+        raise ValueError(f"reset option 'starter_sets' needs one set id per seat ({num_players}), got {len(sets)}")
+    if any(not 0 <= k <= 3 for k in sets) or len(set(sets)) != len(sets):
+        raise ValueError(f"reset option 'starter_sets' must be distinct ids in 0..3, got {sets}")
+    return np.array(sets, dtype=np.int64)
+
+
+def _altar_option(value: Any, oracle: bool) -> np.ndarray:
+    """``options["altar"]``: the altar's four categories, top first (the Oracle variant only)."""
+    if not oracle:
+        raise ValueError("reset option 'altar' needs the Oracle variant (oracle=True)")
+    order = _int_list("altar", value)
+    if sorted(order) != [0, 1, 2, 3]:
+        raise ValueError(f"reset option 'altar' must be a permutation of the categories 0..3 (top first), "
+                         f"got {order}")
+    return np.array(order, dtype=np.int64)
 
 
 def _score_parts(s: np.ndarray) -> np.ndarray:
@@ -307,7 +265,7 @@ def final_result(s: np.ndarray) -> dict[str, Any]:
         "altar_counts": [int(v) for v in counts],
         "altar_values": [int(v) for v in values],
         "score_breakdown": _breakdown(parts, n),
-        "offering_cards": [[int(x) for x in C.view(s).offerings[q]] for q in range(n)],
+        "offering_cards": [[int(x) for x in C.state_blocks(s).offerings[q]] for q in range(n)],
     }
 
 
@@ -315,7 +273,7 @@ def state_dict(s: np.ndarray) -> dict[str, Any]:
     """The full true state of docs/rules.md section 8 (hidden parts included), JSON-serialisable."""
     n = int(s[C.S_NUM_PLAYERS])
     over = int(s[C.S_PHASE]) == C.PH_GAME_OVER
-    v = C.view(s)
+    v = C.state_blocks(s)
     top = int(s[C.S_ALTAR_LEN])
 
     def ints(a: np.ndarray) -> list[Any]:

@@ -74,6 +74,7 @@ from .observe import obs_num_players
 from .rng import rng_below, shuffle
 from .scoring import majority_seat
 from .state import (
+    relative_seat,
     S_ACTIVE,
     S_ALTAR_LEN,
     S_BONUS_SEAT,
@@ -322,34 +323,17 @@ def _sample_altar(v, rng, s, rest):
     """The altar: known top cards in place, the other positions from the known pool + ``rest``."""
     top = v[D.V_ALTAR_SIZE]
     s[S_ALTAR_LEN] = top
-    window = min(ORACLE_WINDOW, top)
     pool = np.zeros(N_CATEGORIES, dtype=np.int64)  # known-category cards not at a known depth
-    for c in range(N_CATEGORIES):
-        pool[c] = v[D.V_KNOWN + c]
     fixed = np.full(ALTAR_MAX, -1, dtype=np.int64)
-    for d in range(window):
-        cat = v[D.V_TOP + d]
-        if cat >= 0:
-            fixed[top - 1 - d] = cat
-            pool[cat] -= 1
-    free = 0
+    _fix_known_top(v, top, pool, fixed)
     cats = np.zeros(ALTAR_MAX, dtype=np.int64)
     known = np.zeros(ALTAR_MAX, dtype=np.int64)
-    for c in range(N_CATEGORIES):
-        for _ in range(pool[c]):
-            cats[free] = c
-            known[free] = 1
-            free += 1
-    n_unknown = v[D.V_ALTAR_UNKNOWN]
-    for _ in range(n_unknown):
-        cats[free] = _unknown_category(rng, rest)
-        known[free] = 0
-        free += 1
+    free = _altar_pool(v, rng, rest, pool, cats, known)
     # a top-window depth whose category the observer does not know holds a card of unknown category
-    n_known = free - n_unknown
+    n_known = free - v[D.V_ALTAR_UNKNOWN]
     shuffle(rng, cats, n_known, free)
     next_unknown = n_known
-    for d in range(window):
+    for d in range(min(ORACLE_WINDOW, top)):
         i = top - 1 - d
         if fixed[i] < 0:
             fixed[i] = cats[next_unknown]
@@ -362,6 +346,43 @@ def _sample_altar(v, rng, s, rest):
             order[m] = j
             m += 1
     shuffle(rng, order, 0, m)
+    _lay_altar(v, s, top, fixed, cats, known, order)
+
+
+@njit(cache=True)
+def _fix_known_top(v, top, pool, fixed):
+    """The top altar cards whose category the observer knows, at their depth in ``fixed``; the
+    other known cards by category in ``pool``."""
+    for c in range(N_CATEGORIES):
+        pool[c] = v[D.V_KNOWN + c]
+    for d in range(min(ORACLE_WINDOW, top)):
+        cat = v[D.V_TOP + d]
+        if cat >= 0:
+            fixed[top - 1 - d] = cat
+            pool[cat] -= 1
+
+
+@njit(cache=True)
+def _altar_pool(v, rng, rest, pool, cats, known):
+    """The altar cards not fixed at a depth, into ``cats``: the known ones (``known`` 1), then a
+    drawn category for each unknown one (``known`` 0); returns how many."""
+    free = 0
+    for c in range(N_CATEGORIES):
+        for _ in range(pool[c]):
+            cats[free] = c
+            known[free] = 1
+            free += 1
+    for _ in range(v[D.V_ALTAR_UNKNOWN]):
+        cats[free] = _unknown_category(rng, rest)
+        known[free] = 0
+        free += 1
+    return free
+
+
+@njit(cache=True)
+def _lay_altar(v, s, top, fixed, cats, known, order):
+    """Write the altar, bottom first: the fixed depths as they are (known to the observer where
+    it saw them), the other positions from the pool in ``order``."""
     j = 0
     for i in range(top):
         if fixed[i] >= 0:
@@ -384,13 +405,13 @@ def _place_pending_decision(v, s):
     p = s[S_TO_MOVE]
     s[S_BONUS_SEAT] = -1
     if ph == PH_OFFER_OWN:
-        k = (p - a) % n
+        k = relative_seat(a, p, n)
         s[S_OFFER_STEP] = n if k == 0 else k
     elif ph == PH_OFFER_SUPPLY:
         s[S_OFFER_STEP] = n
     elif ph in (PH_SHRINE_REWARD, PH_FARMER_CHOICE):
         s[S_BONUS_SEAT] = majority_seat(s, s[S_SCORED])
-        k = (p - a) % n
+        k = relative_seat(a, p, n)
         if ph == PH_FARMER_CHOICE and v[D.V_BONUS] != 0:
             k = n
         s[S_SCORE_STEP] = k

@@ -78,6 +78,8 @@ from .obs_spec import (
 )
 from .scoring import shrine_reward_amount
 from .state import (
+    absolute_seat,
+    relative_seat,
     S_ACTIVE,
     S_ALTAR_LEN,
     S_BONUS_SEAT,
@@ -219,11 +221,11 @@ def observe(s, p, obs, mask):
     obs[:] = 0.0
     n = s[S_NUM_PLAYERS]
     obs[O_DECISION + decision_index(s)] = 1.0
-    obs[O_ACTIVE + (s[S_ACTIVE] - p) % n] = 1.0
+    obs[O_ACTIVE + relative_seat(p, s[S_ACTIVE], n)] = 1.0
     if s[S_PHASE] != PH_GAME_OVER:
-        obs[O_TO_MOVE + (s[S_TO_MOVE] - p) % n] = 1.0
+        obs[O_TO_MOVE + relative_seat(p, s[S_TO_MOVE], n)] = 1.0
     for r in range(n):
-        _observe_seat(s, (p + r) % n, r == 0, obs, O_SEATS + r * SEAT_WIDTH)
+        _observe_seat(s, absolute_seat(p, r, n), r == 0, obs, O_SEATS + r * SEAT_WIDTH)
     for c in range(N_CATEGORIES):
         obs[O_SUPPLY + c] = s[supply(c)] / X_SUPPLY
     obs[O_DECK] = deck_left(s) / X_DECK

@@ -14,6 +14,7 @@ from .ids import A_OFFER_OWN, A_OFFER_SUPPLY, N_CATEGORIES, PH_OFFER_OWN, PH_OFF
 from .knowledge import lose_offering_hidden, lose_offering_public
 from .refill import start_refill
 from .state import (
+    absolute_seat,
     S_ACTIVE,
     S_ALTAR_LEN,
     S_NUM_PLAYERS,
@@ -53,7 +54,7 @@ def next_offering(s):
     a = s[S_ACTIVE]
     k = s[S_OFFER_STEP] + 1
     while k <= n:
-        seat = (a + k) % n
+        seat = absolute_seat(a, k, n)
         if offering_total(s, seat) > 0:
             s[S_OFFER_STEP] = k
             s[S_PHASE] = PH_OFFER_OWN

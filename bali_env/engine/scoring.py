@@ -29,6 +29,7 @@ from .ids import (
 )
 from .knowledge import gain_offering_public
 from .state import (
+    absolute_seat,
     S_ACTIVE,
     S_BONUS_SEAT,
     S_LAST_COL,
@@ -132,7 +133,7 @@ def next_shrine_reward(s):
     a = s[S_ACTIVE]
     k = s[S_SCORE_STEP]
     while k < n:
-        seat = (a + k) % n
+        seat = absolute_seat(a, k, n)
         if s[tableau(seat, SHRINE)] > 0:
             s[S_SCORE_STEP] = k
             s[S_PHASE] = PH_SHRINE_REWARD
@@ -181,7 +182,7 @@ def next_farmer_card(s):
     k = s[S_SCORE_STEP]
     while k <= n:
         if k < n:
-            seat = (a + k) % n
+            seat = absolute_seat(a, k, n)
             eligible = s[tableau(seat, FARMER + c)] > 0
         else:
             seat = s[S_BONUS_SEAT]

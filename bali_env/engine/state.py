@@ -65,6 +65,22 @@ STATE_SIZE = S_ALTAR_KNOWN + ALTAR_MAX
 STATE_DTYPE = np.int16
 
 
+# ----------------------------------------------------------------------------- seats
+@njit(cache=True, inline="always")
+def absolute_seat(seat, k, n):
+    """The seat ``k`` places after ``seat`` clockwise at a table of ``n``: an observation's
+    relative seat ``k`` as a table seat when ``seat`` observes (the one copy of this arithmetic;
+    a kernel that Python code calls too)."""
+    return (seat + k) % n
+
+
+@njit(cache=True, inline="always")
+def relative_seat(seat, other, n):
+    """How many places after ``seat`` the seat ``other`` sits: ``other`` as ``seat`` sees it
+    (0 = itself, 1 = the next player clockwise); ``absolute_seat`` the other way round."""
+    return (other - seat) % n
+
+
 # ----------------------------------------------------------------------------- index kernels
 @njit(cache=True, inline="always")
 def hand(seat, card):
@@ -203,7 +219,7 @@ def deck_left(s):
 
 
 # ----------------------------------------------------------------------------- named views (Python)
-class StateView(NamedTuple):
+class StateBlocks(NamedTuple):
     """NumPy views of one state's blocks, by name (for Python code: ``state_dict``, renderers,
     tests). Writing through a view writes the state."""
 
@@ -225,10 +241,10 @@ class StateView(NamedTuple):
     altar_known: np.ndarray  #: [52]
 
 
-def view(s: np.ndarray) -> StateView:
+def state_blocks(s: np.ndarray) -> StateBlocks:
     """Named NumPy views of the blocks of a state array (no copy)."""
     p, c, k = MAX_PLAYERS, N_CATEGORIES, N_CARD_TYPES
-    return StateView(
+    return StateBlocks(
         hands=s[S_HANDS:S_TABLEAUS].reshape(p, k),
         tableaus=s[S_TABLEAUS:S_STONES].reshape(p, k),
         stones=s[S_STONES:S_VP],

@@ -36,8 +36,8 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):
         span = f"{low}..{high}" if low is not None and high is not None else \
-            f">= {low}" if low is not None else f"<= {high}"
-        raise ValueError(f"{name} must be in {span}, got {v}")
+            f"an int >= {low}" if low is not None else f"an int <= {high}"
+        raise ValueError(f"{name} must be {span}, got {v}")
     return v
 
 
@@ -118,6 +118,26 @@ def check_game_count(name: str, value: Any, bytes_per_game: int, low: int = 1) -
     return n
 
 
+def model_problem(error: Any, model: Any = None) -> str:
+    """The first problem of a pydantic ``ValidationError`` as one line naming the field: ``seat
+    must be an integer in 0..3, got 7`` where the model's field has that ``description``, else
+    pydantic's own words (``actions[3]: Input should be a valid integer``); ``missing`` fields
+    say so. The declared models of records, web requests and bot protocol messages answer with it."""
+    first = error.errors()[0]
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".") or "the data"
+    fields = getattr(model, "model_fields", {}) if model is not None else {}
+    top = first["loc"][0] if first["loc"] else None
+    if first["type"] == "missing":
+        return f"{loc} is missing"
+    if first["type"] == "value_error":  # a model's own check: its message as it wrote it
+        message = str(first.get("ctx", {}).get("error", first["msg"]))
+        return message if not first["loc"] else f"{loc}: {message}"
+    described = fields.get(top) if isinstance(top, str) and len(first["loc"]) == 1 else None
+    if described is not None and described.description:
+        return f"{loc} must be {described.description}, got {first.get('input')!r}"
+    return f"{loc}: {first['msg']}"
+
+
 def arg_type(check: Callable[..., T], *bounds: Any) -> Callable[[str], T]:
     """An ``argparse`` type that parses a flag's text (an int, else a number) and checks it with
     ``check(name, value, *bounds)``; a bad value is argparse's one-line error naming the flag."""
@@ -142,5 +162,5 @@ def arg_type(check: Callable[..., T], *bounds: Any) -> Callable[[str], T]:
 
 __all__ = [
     "arg_type", "check_action", "check_choice", "check_flag", "check_game_count", "check_int", "check_num_players",
-    "check_number", "check_seat", "check_seed", "is_int",
+    "check_number", "check_seat", "check_seed", "is_int", "model_problem",
 ]

@@ -425,38 +425,45 @@ def check_env(
                 env, illegal_action, illegal_reward, waiting_mask_empty, final_mask_empty,
                 state_fn, legal_fn, copy_fn, final_check, illegal_check,
             )  # fmt: skip
-        rng = np.random.default_rng(seed + g)
-        obs_spaces = {a: env.observation_space(a) for a in env.possible_agents}
-        act_spaces = {a: env.action_space(a) for a in env.possible_agents}
-        for a, space in act_spaces.items():
-            assert isinstance(space, gymnasium.spaces.Discrete), f"game {g}: action space of {a}: {space}"
-        assert env.agents == env.possible_agents, f"game {g}: agents after reset {env.agents}"
-        steps = 0
-        finished = False
-        while env.agents:
-            agent = env.agent_selection
-            where = f"game {g} (seed {seed + g}), step {steps}, {agent}"
-            for a in env.possible_agents:
-                assert env.observation_space(a) is obs_spaces[a], f"{where}: a new observation space object"
-                assert env.action_space(a) is act_spaces[a], f"{where}: a new action space object"
-            obs, reward, term, trunc, info = env.last()
-            if term or trunc:
-                if not finished:
-                    _check_final(env, where, opts, summary)
-                    finished = True
-                env.step(None)
-                assert agent not in env.agents, f"{where}: {agent} did not leave with step(None)"
-                continue
-            assert not finished, f"{where}: a live agent after the end"
-            assert steps < max_steps, f"{where}: the game did not end within {max_steps} steps"
-            mask = _check_live_position(env, agent, obs, reward, where, opts)
-            if steps % check_every == 0:
-                _check_actions_on_copies(env, agent, mask, steps, where, opts, summary)
-            env.step(int(rng.choice(np.flatnonzero(mask))))
-            steps += 1
-        assert finished, f"game {g}: the agents left without a final step"
+        summary["steps"] += _play_checked_game(env, g, seed + g, opts, summary, check_every, max_steps)
         summary["games"] += 1
-        summary["steps"] += steps
     if opts is not None and opts.illegal_mode != "auto":
         summary["illegal_action"] = opts.illegal_mode
     return summary
+
+
+def _play_checked_game(env: AECEnv, g: int, seed: int, opts: _Options, summary: dict[str, Any], check_every: int,
+                       max_steps: int) -> int:
+    """Play game ``g`` of ``check_env`` (reset with ``seed``) with random legal actions, every
+    check made on the way; returns its number of steps."""
+    rng = np.random.default_rng(seed)
+    obs_spaces = {a: env.observation_space(a) for a in env.possible_agents}
+    act_spaces = {a: env.action_space(a) for a in env.possible_agents}
+    for a, space in act_spaces.items():
+        assert isinstance(space, gymnasium.spaces.Discrete), f"game {g}: action space of {a}: {space}"
+    assert env.agents == env.possible_agents, f"game {g}: agents after reset {env.agents}"
+    steps = 0
+    finished = False
+    while env.agents:
+        agent = env.agent_selection
+        where = f"game {g} (seed {seed}), step {steps}, {agent}"
+        for a in env.possible_agents:
+            assert env.observation_space(a) is obs_spaces[a], f"{where}: a new observation space object"
+            assert env.action_space(a) is act_spaces[a], f"{where}: a new action space object"
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            if not finished:
+                _check_final(env, where, opts, summary)
+                finished = True
+            env.step(None)
+            assert agent not in env.agents, f"{where}: {agent} did not leave with step(None)"
+            continue
+        assert not finished, f"{where}: a live agent after the end"
+        assert steps < max_steps, f"{where}: the game did not end within {max_steps} steps"
+        mask = _check_live_position(env, agent, obs, reward, where, opts)
+        if steps % check_every == 0:
+            _check_actions_on_copies(env, agent, mask, steps, where, opts, summary)
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        steps += 1
+    assert finished, f"game {g}: the agents left without a final step"
+    return steps

@@ -120,15 +120,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from bali_env import engine as C
-from bali_env.engine.contract import (
-    action_to_str,
-    check_action,
-    deal,
-    final_result,
-    parse_options,
-    seed_to_uint64,
-    state_dict,
-)
+from bali_env.engine.contract import action_to_str, deal, final_result, parse_options, seed_to_uint64, state_dict
+from bali_env.engine.validate import check_action, check_choice, check_flag, check_num_players
 from bali_env.pictures.text import render_ansi
 
 __all__ = ["env", "raw_env"]
@@ -229,29 +222,17 @@ class raw_env(AECEnv):
         illegal_action: str = "raise",
     ) -> None:
         super().__init__()
-        if (
-            isinstance(num_players, (bool, np.bool_))
-            or not isinstance(num_players, (int, np.integer))
-            or num_players not in (2, 3, 4)
-        ):
-            raise ValueError(f"num_players must be the int 2, 3 or 4, got {num_players!r}")
-        for flag, value in (("oracle", oracle), ("demon", demon)):
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{flag} must be a bool, got {type(value).__name__} {value!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        num_players = check_num_players(num_players)
+        oracle, demon = check_flag("oracle", oracle), check_flag("demon", demon)
+        check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        check_choice("reward", reward, _REWARDS)
+        check_choice("illegal_action", illegal_action, _ILLEGAL)
         self._raster: Any = None
         if render_mode == "rgb_array":
             from bali_env.pictures.raster import Rasterizer
 
             self._raster = Rasterizer()  # ImportError with the install line when the render extra is missing
-        if reward not in _REWARDS:
-            raise ValueError(f"reward must be one of {_REWARDS}, got {reward!r}")
-        if illegal_action not in _ILLEGAL:
-            raise ValueError(f"illegal_action must be one of {_ILLEGAL}, got {illegal_action!r}")
-        self.num_players = int(num_players)
-        self.oracle = bool(oracle)
-        self.demon = bool(demon)
+        self.num_players, self.oracle, self.demon = num_players, oracle, demon
         self.render_mode = render_mode
         self.reward_mode = reward
         self.illegal_action = illegal_action
@@ -260,6 +241,9 @@ class raw_env(AECEnv):
         # one space object per agent, returned every time (PettingZoo's seeding relies on it)
         self.observation_spaces = {a: _observation_space() for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(C.N_ACTIONS) for a in self.possible_agents}
+        #: the space of ``state()``: the engine's ``int16[STATE_SIZE]`` (its layout: docs/rules.md section 8)
+        self.state_space = gymnasium.spaces.Box(np.iinfo(C.STATE_DTYPE).min, np.iinfo(C.STATE_DTYPE).max,
+                                                shape=(C.STATE_SIZE,), dtype=C.STATE_DTYPE)
         self._state = np.zeros(C.STATE_SIZE, dtype=C.STATE_DTYPE)
         self._mask = np.zeros(C.N_ACTIONS, dtype=np.int8)
         # the stream of deal seeds (SplitMix64, core.next_deal_seed); seeded by reset(seed=...)
@@ -370,6 +354,15 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     # ------------------------------------------------------------------ tools
+    def state(self) -> np.ndarray:
+        """The whole true state (docs/rules.md section 8), hidden parts included, as PettingZoo's
+        ``state()`` gives a global view for centralised training: the engine's ``int16[STATE_SIZE]``
+        array itself, read-only and live (it follows the game; copy it to keep it). Never show it to
+        a player."""
+        view = self._state.view()
+        view.flags.writeable = False
+        return view
+
     def state_dict(self) -> dict[str, Any]:
         """The whole true state (docs/rules.md section 8), hidden parts included; JSON-serialisable."""
         return state_dict(self._state)

@@ -28,16 +28,8 @@ from typing import Any
 import numpy as np
 
 from bali_env import engine as C
-from bali_env.engine.contract import (
-    check_action,
-    check_flag,
-    check_game_count,
-    check_int,
-    check_num_players,
-    check_states,
-    parse_options,
-    seed_to_uint64,
-)
+from bali_env.engine.contract import check_states, parse_options, seed_to_uint64
+from bali_env.engine.validate import check_action, check_flag, check_game_count, check_int, check_num_players, is_int
 
 PARALLEL_MIN_ENVS = 512  #: below this many games one thread beats a parallel region (measured on 2 cores)
 
@@ -135,7 +127,7 @@ class BaliVectorEnv:
         ``terminated[i]`` are cleared. This lets a caller give any slot any game of a seed list
         (the tournament plays game k from seed ``base + k`` whichever slot or worker runs it).
         Raises IndexError for a bad i and TypeError for a non-int seed."""
-        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+        if not is_int(i) or not 0 <= i < self.num_envs:
             raise IndexError(f"game index must be an int in [0, {self.num_envs}), got {i!r}")
         i = int(i)
         self._streams[i] = seed_to_uint64(seed)

@@ -15,6 +15,12 @@ A record holds what deals and replays the game exactly::
 and refuses (ValueError, saying what is wrong) a file that is malformed, has an illegal action, or
 does not reach the recorded scores. ``replay_states(record)`` gives the env state after every
 step (for viewers such as ``bali replay``).
+
+What a record's fields may hold is declared once, as the pydantic model ``RecordModel`` (with
+``RecordVariants``): a malformed record is one ValueError naming the field (``record field
+num_players must be 2, 3 or 4 (an integer), got 5``; a bool is never an int). The model only reads a record:
+records are written by ``new_record`` as plain JSON data, byte for byte as before. Whether the
+actions are legal where they stand, and lead to the recorded result, is checked by replaying them.
 """
 
 from __future__ import annotations
@@ -22,14 +28,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
+
+from bali_env.engine.validate import model_problem
 
 from .bali_v0 import RECORD_FORMAT as FORMAT
 from .bali_v0 import RECORD_VERSION as VERSION
 from .bali_v0 import GameRecord, new_record, raw_env
 
-__all__ = ["FORMAT", "GameRecord", "VERSION", "env_for", "load_record", "make_record", "new_record", "playthrough",
-           "replay_states", "save_record", "validate_record"]
+__all__ = ["FORMAT", "GameRecord", "RecordModel", "RecordVariants", "VERSION", "env_for", "load_record", "make_record",
+           "new_record", "parse_record", "playthrough", "replay_states", "save_record", "validate_record"]
 
 
 def make_record(env: Any, agents: list[str] | None = None) -> dict[str, Any]:
@@ -45,47 +55,82 @@ def save_record(record: dict[str, Any], path: str | Path) -> Path:
     return write_text(path, json.dumps(record, indent=1))
 
 
-def _check_schema(record: Any) -> None:
+class RecordVariants(BaseModel):
+    """A record's ``variants``: both switches, each a JSON ``true`` or ``false``, nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    oracle: StrictBool
+    demon: StrictBool
+
+
+class RecordModel(BaseModel):
+    """The fields of a game record (the module docstring shows one), declared: what ``parse_record``
+    reads before anything is replayed. Unknown keys are ignored; ``env``, ``options``, ``agents``,
+    ``final_scores`` and ``winners`` may be absent (null)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Literal["bali-env game record"]  # FORMAT
+    version: StrictInt = Field(ge=VERSION, le=VERSION, description=f"{VERSION}")
+    env: StrictStr = "bali_v0"
+    num_players: StrictInt = Field(ge=2, le=4, description="2, 3 or 4 (an integer)")
+    variants: RecordVariants = Field(description='{"oracle": true/false, "demon": true/false}')
+    seed: StrictInt = Field(description="an integer (the reset seed that deals the game)")
+    options: dict[str, list[StrictInt] | None] | None = Field(None, description="the reset options or null")
+    agents: list[StrictStr] | None = Field(None, description="a list of names, one per seat, or null")
+    actions: list[StrictInt] = Field(description="a list of action ids")
+    final_scores: list[StrictInt] | None = Field(None, description="a list of scores, one per seat, or null")
+    winners: list[StrictInt] | None = Field(None, description="a list of seats or null")
+
+    @model_validator(mode="after")
+    def _one_agent_per_seat(self) -> RecordModel:
+        if self.agents is not None and len(self.agents) != self.num_players:
+            raise ValueError(f"record field agents must be a list of {self.num_players} names (one per seat), "
+                             f"got {self.agents!r}")
+        return self
+
+
+def parse_record(record: Any) -> RecordModel:
+    """``record`` (JSON data) read by ``RecordModel``; ValueError in one line naming what is wrong:
+    not an object, not a record of this format and version, or the first bad field. Its actions
+    are not replayed here (``validate_record`` does)."""
     if not isinstance(record, dict):
         raise ValueError("a game record is a JSON object")
-    if record.get("format") != FORMAT or record.get("version") != VERSION or isinstance(record.get("version"), bool):
-        raise ValueError(
-            f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, version={record.get('version')!r})"
-        )
-    for key, kind in (("num_players", int), ("variants", dict), ("seed", int), ("actions", list)):
-        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
-            raise ValueError(f"record field {key!r} must be {kind.__name__}, got {record.get(key)!r}")
-    if record["num_players"] not in (2, 3, 4):
-        raise ValueError(f"record field 'num_players' must be 2, 3 or 4, got {record['num_players']}")
-    v = record["variants"]
-    if set(v) != {"oracle", "demon"} or not all(isinstance(x, bool) for x in v.values()):
-        raise ValueError(f"record field 'variants' must be {{'oracle': bool, 'demon': bool}}, got {v!r}")
-    if not all(isinstance(a, int) and not isinstance(a, bool) for a in record["actions"]):
-        raise ValueError("record field 'actions' must be a list of action ids")
-    who = record.get("agents")
-    if who is not None and (not isinstance(who, list) or len(who) != record["num_players"]
-                            or not all(isinstance(x, str) for x in who)):
-        raise ValueError(f"record field 'agents' must be a list of {record['num_players']} names, got {who!r}")
+    try:
+        return RecordModel.model_validate(record)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["loc"] and first["loc"][0] in ("format", "version"):
+            raise ValueError(f"not a {FORMAT!r} version {VERSION} (format={record.get('format')!r}, "
+                             f"version={record.get('version')!r})") from None
+        problem = model_problem(exc, RecordModel)
+        raise ValueError(f"record field {problem}" if first["loc"] else problem) from None
 
 
 def env_for(record: dict[str, Any]) -> Any:
     """A fresh AEC ``raw_env`` dealt as the record's game starts (no action played); ValueError
-    for a record whose fields are malformed."""
-    _check_schema(record)
-    env = raw_env(num_players=record["num_players"], oracle=record["variants"]["oracle"],
-                  demon=record["variants"]["demon"], render_mode="ansi")
-    env.reset(seed=record["seed"], options=record.get("options") or None)
+    for a record whose fields are malformed (``parse_record``)."""
+    return _env_for(parse_record(record))
+
+
+def _env_for(fields: RecordModel) -> Any:
+    """A fresh ``raw_env`` dealt from a record's checked fields."""
+    env = raw_env(num_players=fields.num_players, oracle=fields.variants.oracle, demon=fields.variants.demon,
+                  render_mode="ansi")
+    env.reset(seed=fields.seed, options=fields.options or None)
     return env
 
 
 def _replay(record: dict[str, Any]) -> Iterator[Any]:
     """Yield the env before the first action and after each action of a record; ValueError if
     an action is illegal where it stands or comes after the end."""
-    env = env_for(record)
+    fields = parse_record(record)
+    env = _env_for(fields)
     yield env
-    for i, a in enumerate(record["actions"]):
+    for i, a in enumerate(fields.actions):
         if all(env.terminations.values()):
-            raise ValueError(f"record has {len(record['actions'])} actions but the game ended after {i}")
+            raise ValueError(f"record has {len(fields.actions)} actions but the game ended after {i}")
         try:
             env.step(a)
         except ValueError as exc:

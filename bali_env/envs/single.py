@@ -27,6 +27,7 @@ import numpy as np
 from bali_env import engine as C
 from .bali_v0 import raw_env
 from bali_env.engine.contract import seed_to_uint64
+from bali_env.engine.validate import check_seat
 
 
 class BaliSingleAgentEnv(gymnasium.Env):
@@ -50,12 +51,12 @@ class BaliSingleAgentEnv(gymnasium.Env):
         self.opponents = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if not self.opponents or not all(hasattr(o, "act") for o in self.opponents):
             raise ValueError("opponents must be one agent or a list of agents with act(observation, action_mask)")
-        fixed_seat = isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and \
-            0 <= learner_seat < num_players
-        if not (learner_seat in ("rotate", "random") or fixed_seat):
-            raise ValueError(
-                f"learner_seat must be 'rotate', 'random' or a seat in 0..{num_players - 1}, got {learner_seat!r}"
-            )
+        if not (isinstance(learner_seat, str) and learner_seat in ("rotate", "random")):
+            try:
+                learner_seat = check_seat(learner_seat, num_players, "learner_seat")
+            except (TypeError, ValueError):
+                raise ValueError(f"learner_seat must be 'rotate', 'random' or a seat in 0..{num_players - 1}, "
+                                 f"got {learner_seat!r}") from None
         self.num_players = num_players
         self.learner_seat_mode = learner_seat
         self.render_mode = render_mode
@@ -74,14 +75,14 @@ class BaliSingleAgentEnv(gymnasium.Env):
             self.learner = int(self.np_random.integers(n))
         else:
             self.learner = int(self.learner_seat_mode)
-        others = [(self.learner + k) % n for k in range(1, n)]
+        others = [C.absolute_seat(self.learner, k, n) for k in range(1, n)]
         self._seat_agent = {seat: self.opponents[k % len(self.opponents)] for k, seat in enumerate(others)}
 
     def _play_opponents(self) -> None:
         env = self._env
         try:
             while not all(env.terminations.values()):
-                seat = int(env._state[C.S_TO_MOVE])
+                seat = env.agent_name_mapping[env.agent_selection]
                 if seat == self.learner:
                     break
                 o = env.observe(env.possible_agents[seat])

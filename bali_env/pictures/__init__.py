@@ -3,16 +3,18 @@
 | module | job |
 |---|---|
 | ``style.py`` | colours (Okabe-Ito), one icon per card kind and category, the shared SVG ``<defs>`` |
-| ``table.py`` | ``render_svg(view)``: one picture of the table from a view (``table_parts``: its groups) |
+| ``text.py`` | the table as text (``render_view``), options and moves in words, the public view of a state |
+| ``narrate.py`` | what happened, as one player saw it: each move, a turn's scoring, the final scoring |
+| ``svg.py`` | ``render_svg(view)``: one picture of the table from a view (``table_parts``: its groups) |
 | ``raster.py`` | the picture as pixels (resvg; the render extra): ``Rasterizer``, ``svg_to_png`` |
 | ``frames.py`` | a game step by step as one viewer saw it: ``Spectator``, ``Frame``, ``record_frames`` |
 | ``html.py`` | ``replay_html(record)``: one self-contained HTML replay page |
 | ``gif.py`` | ``replay_gif(record, path)``: an animated picture of a whole game (the render extra) |
 | ``fonts/``, ``assets/`` | the bundled DejaVu Sans subset (its licence), the replay page's script and style |
 
-The picture is drawn from a view (a seat's decoded observation, or ``render.public_view``) and
+The picture is drawn from a view (a seat's decoded observation, or ``text.public_view``) and
 nothing else, so it holds only what that viewer knows; the frames of a game add the moves as
-that viewer saw them (``render.describe_move``) and, once the game is over, its result.
+that viewer saw them (``text.describe_move``) and, once the game is over, its result.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ the end), and ``record_frames`` does so for a saved record. The HTML replay, the
 app and ``render_mode="rgb_array"`` all draw frames; ``frame_parts`` is the picture of one.
 
 Three viewers: a seat (``seat=K``: that player's own decoded observation, other players' hidden
-moves described as the table saw them), the public (``seat=None``: ``render.public_view``, every
-hidden move hidden) and, after the game, everything (``reveal=True``: ``render.revealed_view``,
+moves described as the table saw them), the public (``seat=None``: ``text.public_view``, every
+hidden move hidden) and, after the game, everything (``reveal=True``: ``text.revealed_view``,
 every move in full). A frame holds nothing its viewer did not know at that step; the true state
 is read only for the result once the game is over.
 """
@@ -20,10 +20,12 @@ import numpy as np
 
 from bali_env import engine as E
 from bali_env.engine.contract import action_to_str, dealt_state, final_result
-from .narrate import TurnNarrator
-from .text import describe_move, public_view, revealed_view
 from bali_env.engine.decode import ObservationView, decode_observation
+from bali_env.engine.events import move_events
+
+from .narrate import TurnNarrator
 from .svg import table_parts, viewpoint_text
+from .text import describe_move, public_view, revealed_view
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def labels_for(num_players: int, agents: Sequence[str | None] | None = None) -> 
 
 
 class Spectator:
-    """Frames of a game as one viewer sees it, over an engine state (``env.unwrapped._state`` of an
+    """Frames of a game as one viewer sees it, over an engine state (``env.unwrapped.state()`` of an
     AEC env, or a state array): ``start(s)`` for the position as it stands, then ``step(s,
     action)`` makes each move and returns the frame after it. ``labels`` name the seats; ``seat``
     (absolute) or None for the public; ``reveal`` for everything (after the game)."""
@@ -89,16 +91,17 @@ class Spectator:
         engine's checked step, ValueError for an illegal action (``s`` unchanged)."""
         if int(s[E.S_PHASE]) == E.PH_GAME_OVER:
             raise ValueError("the game is over: no move to make")
-        before = self.look(s)
+        before = np.array(s, copy=True)
         mover, decision = int(s[E.S_TO_MOVE]), E.DECISION_NAMES[int(E.decision_index(s))]
         if apply is not None:
             apply(action)
         elif E.step_checked(s, int(action)) != 0:
             raise ValueError(f"illegal action {action} ({action_to_str(int(action))}) in this position")
         after = self.look(s)
+        events = move_events(before, int(action), s)
         mine = self.reveal or self.seat == mover
-        text = action_to_str(action) if mine else describe_move(decision, action)
-        lines = self._narrator.move(before, action, after, text)
+        text = TurnNarrator.take_text(action_to_str(action) if mine else describe_move(decision, action), events)
+        lines = self._narrator.move(mover, text, events)
         self._step += 1
         final = _final(s)
         if final is not None and not any("game ends" in line for line in lines):
@@ -129,7 +132,7 @@ def record_frames(record: dict[str, Any], seat: int | None = None, reveal: bool 
 
 
 def frame_parts(frame: Frame, spectator: Spectator, caption: str | None = None) -> list[str]:
-    """The picture of ``frame`` seen by ``spectator`` (``table.table_parts``), with the move and
+    """The picture of ``frame`` seen by ``spectator`` (``svg.table_parts``), with the move and
     what it caused under the decision."""
     s = spectator
     return table_parts(frame.view, s.seat, s.labels, frame.final, frame.notes(), s.viewpoint(), caption)

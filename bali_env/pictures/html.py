@@ -18,8 +18,10 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from .narrate import result_text
+from bali_env.engine.state import absolute_seat
+
 from .frames import Frame, Spectator, frame_parts, labels_for, record_frames
+from .narrate import result_text
 from .style import DEFS
 from .svg import SVG_CLOSE, SVG_OPEN, svg_elements
 
@@ -53,7 +55,7 @@ def replay_data(frames: list[Frame], spectator: Spectator) -> dict[str, Any]:
     me = 0 if spectator.seat is None else spectator.seat
     turn, current, log = 0, -1, []
     for before, frame in zip(frames, frames[1:], strict=False):
-        active = (me + before.view.active) % n  # the move belongs to the turn of the player active before it
+        active = absolute_seat(me, before.view.active, n)  # the move belongs to the turn of the player active before it
         if active != current:
             turn, current = turn + 1, active
         log.append({"turn": turn, "active": spectator.labels[active], "text": frame.move or "",

@@ -1,7 +1,8 @@
-"""What happened at the table, in words, as one player saw it: ``TurnNarrator`` (each move, a
-newly dealt column, what a turn's scoring gave) and ``explain_final_scoring`` (the final scoring
-line by line). Used by ``bali play``, the replays (text, HTML, GIF) and the web app; it reads the
-viewer's own decoded observations only, and the true state only once the game is over."""
+"""What happened at the table, in words: ``TurnNarrator`` (each move, a newly dealt column, what a
+turn's scoring gave) and ``explain_final_scoring`` (the final scoring line by line). Used by ``bali
+play``, the replays (text, HTML, GIF) and the web app through ``frames.Spectator``. The narrator
+tells the engine's public events (``bali_env.engine.events``), which every viewer may know; the
+final scoring reads the true state only once the game is over."""
 
 from __future__ import annotations
 
@@ -10,81 +11,80 @@ from typing import Any
 import numpy as np
 
 from bali_env import engine as E
+from bali_env.engine import events as EV
+from bali_env.engine.events import Event
 from bali_env.engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
+from bali_env.engine.state import absolute_seat
 
 __all__ = ["TurnNarrator", "explain_final_scoring", "result_text"]
 
 
 class TurnNarrator:
-    """What ``bali play`` tells the human about each move and turn, from the human's own views
-    only (before and after each move): the move (what a column take gave), a newly dealt column
+    """What the table is told about each move and turn, from the engine's public events
+    (``engine.events.move_events``): the move (what a column take gave), a newly dealt column
     and the oracles removed from it, and once a turn's scoring is over, the scored type and what
-    every player received (or that the deck ran out and the game ends)."""
-
-    _SCORING = ("shrine_reward", "farmer_choice")
+    every player received (or that the deck ran out and the game ends). ``seat`` is the viewer
+    (0 for the public): the scoring line names the players from there, clockwise."""
 
     def __init__(self, labels: list[str], seat: int) -> None:
         self.labels, self.seat = labels, seat
         self.scored = -1  #: the card type being scored, -1 outside a scoring
-        self.take_column = -1  #: the column of the active player's last take
-        self.receipts: np.ndarray | None = None  #: per relative seat: stones, VP, offering cards (total, by category)
+        self.receipts: np.ndarray | None = None  #: per seat: stones, VP, offering cards by category
 
-    def move(self, before: Any, action: int, after: Any, text: str) -> list[str]:
-        """The lines about one move (``text`` is the move as the human may see it)."""
-        mover = self.labels[(self.seat + before.to_move) % before.num_players]
-        if before.decision == "refill":
-            self.take_column = action - E.A_REFILL
-            if before.market[self.take_column]:
-                text += f": {CARD_SHORT[before.market[self.take_column][0]]}"
-        lines = [f"{mover}: {text}"]
-        if before.decision == "refill" and after.deck_size < before.deck_size:
-            col = self.take_column
-            dealt, column = before.deck_size - after.deck_size, after.market[col]
-            removed = dealt - len(column)
-            lines.append(f"  column {col} dealt: {', '.join(CARD_SHORT[c] for c in column) or '-'}"
-                         + (f" ({removed} oracle{'s' if removed > 1 else ''} removed)" if removed else ""))
-        if after.decision == "game_over" and before.decision in ("refill", "oracle"):
-            lines.append("  the deck ran out: the game ends (no scoring this turn)")
-            return lines
-        scoring_starts = before.decision in ("refill", "oracle") and (
-            after.decision not in ("refill", "oracle") or after.active != before.active)
-        if scoring_starts or (self.receipts is not None and before.decision in self._SCORING):
-            gained = self._counts(after) - self._counts(before)
-            if before.decision == "oracle" and E.is_oracle_take(action):  # the peeked card is not a reward
-                gained[before.to_move, 2] -= 1
-                gained[before.to_move, 3:] = np.minimum(gained[before.to_move, 3:], 0)
-            if scoring_starts:
-                self.receipts = np.zeros_like(gained)
-                column = after.market[self.take_column]  # the scored type: its first card now
-                self.scored = column[0] if column else -1
-            self.receipts += gained
-        if self.receipts is not None and after.decision not in self._SCORING:
-            lines.append(self._scoring_line(after))
-            self.receipts, self.scored = None, -1
+    def move(self, mover: int, text: str, events: list[Event]) -> list[str]:
+        """The lines about one move by ``mover`` (``text``: the move as the viewer may see it)."""
+        lines = [f"{self.labels[mover]}: {text}"]
+        for event in events:
+            line = self._tell(event)
+            if line is not None:
+                lines.append(line)
         return lines
 
-    @staticmethod
-    def _counts(view: Any) -> np.ndarray:
-        """Stones, VP, offering cards and the offering cards known exactly by category, per seat."""
-        exact = np.where(view.offerings_min == view.offerings_max, view.offerings_min, 0)
-        return np.column_stack([view.stones, view.vp_tokens, view.offerings_total, exact]).astype(np.int64)
+    def _tell(self, event: Event) -> str | None:
+        """One event in words, or None for one that only feeds the scoring line."""
+        if event.kind == EV.TAKE and event.card >= 0:
+            return None  # said with the move: see ``take_text``
+        if event.kind == EV.DEALT:
+            removed = event.removed
+            return (f"  column {event.column} dealt: {', '.join(CARD_SHORT[c] for c in event.cards) or '-'}"
+                    + (f" ({removed} oracle{'s' if removed > 1 else ''} removed)" if removed else ""))
+        if event.kind == EV.DECK_OUT:
+            return "  the deck ran out: the game ends (no scoring this turn)"
+        if event.kind == EV.SCORING:
+            self.scored, self.receipts = event.card, np.zeros((len(self.labels), 2 + E.N_CATEGORIES), np.int64)
+        elif event.kind == EV.RECEIVED and self.receipts is not None:
+            self.receipts[event.seat] += (event.stones, event.vp, *event.offerings)
+        elif event.kind == EV.SCORED and self.receipts is not None:
+            line = self._scoring_line()
+            self.receipts, self.scored = None, -1
+            return line
+        return None
 
-    def _scoring_line(self, view: Any) -> str:
-        n = view.num_players
+    @staticmethod
+    def take_text(text: str, events: list[Event]) -> str:
+        """A refill take's text with the card it got (``take column 2: Shrine``)."""
+        take = next((e for e in events if e.kind == EV.TAKE and e.card >= 0), None)
+        return text if take is None else f"{text}: {CARD_SHORT[take.card]}"
+
+    def _scoring_line(self) -> str:
+        """What every player received from the turn's scoring, the viewer first."""
+        n = len(self.labels)
         parts = []
         for r in range(n):
-            stones, vp, cards = (int(x) for x in self.receipts[r, :3])
-            got = [f"+{stones} stone{'s' if stones > 1 else ''}"] if stones else []
-            got += [f"+{vp} VP"] if vp else []
-            by_category = [f"+{int(k)} {CATEGORY_NAMES[c]}" for c, k in enumerate(self.receipts[r, 3:]) if k > 0]
-            if cards and sum(int(k) for k in self.receipts[r, 3:] if k > 0) == cards:
-                got += by_category
-            elif cards:
-                got.append(f"+{cards} offering card{'s' if cards > 1 else ''}")
+            q = absolute_seat(self.seat, r, n)
+            got = _receipt_words(self.receipts[q])
             if got:
-                parts.append(f"{self.labels[(self.seat + r) % n]} {' '.join(got)}")
+                parts.append(f"{self.labels[q]} {' '.join(got)}")
         what = CARD_NAMES[self.scored] if self.scored >= 0 else "the turn"
         return f"  scoring {what}: " + (", ".join(parts) if parts else "nobody receives anything")
+
+
+def _receipt_words(row: np.ndarray) -> list[str]:
+    """One player's receipts (stones, VP, offering cards by category) as ``+2 stones +1 rice``."""
+    stones, vp = int(row[0]), int(row[1])
+    got = [f"+{stones} stone{'s' if stones > 1 else ''}"] if stones else []
+    got += [f"+{vp} VP"] if vp else []
+    return got + [f"+{int(k)} {CATEGORY_NAMES[c]}" for c, k in enumerate(row[2:]) if k > 0]
 
 
 def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: list[str]) -> str:

@@ -7,7 +7,7 @@ system font, so a picture has the same pixels on every machine; Pillow decodes r
 
 resvg draws a whole 1280 x 720 table in about 150 ms on a small machine, most of it text (about
 0.1 ms a glyph), while consecutive positions of a game repeat nearly everything. ``Rasterizer``
-therefore caches twice: each group of the picture (``table.table_parts``: the status, the
+therefore caches twice: each group of the picture (``svg.table_parts``: the status, the
 market, a seat's panel...) as the pixels of its box, and inside a group that changed, each
 element (a card, a panel, a line of text) as a small RGBA sprite drawn once and blended in
 document order (source-over, as resvg blends). Shapes are drawn by resvg; a ``<text>`` element

@@ -1,5 +1,5 @@
 """The picture of the table: ``render_svg(view)`` draws one 1280 x 720 SVG from an
-``ObservationView``, a seat's decoded observation or the public view (``render.public_view``),
+``ObservationView``, a seat's decoded observation or the public view (``text.public_view``),
 the same views the text renderer draws. It reads nothing else, so it can show only what that
 view knows.
 
@@ -23,6 +23,7 @@ from html import escape
 from typing import Any
 
 from bali_env.engine.ids import COLUMN_SIZE, N_CARD_TYPES, N_CATEGORIES, ORACLE, SHRINE_POINTS, STONES_PER_POINT
+from bali_env.engine.state import absolute_seat, relative_seat
 from .text import pending_decision
 from bali_env.engine.decode import ObservationView
 from .style import DEFS, EDGE, FONT, HEADER, HIGHLIGHT, INK, MUTED, PANEL, PAPER
@@ -111,7 +112,7 @@ def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str,
     status, details = pending_decision(view, seat, name)
     me = 0 if seat is None else seat
     if final is not None:
-        winners = [name((q - me) % view.num_players) for q in final["winners"]]
+        winners = [name(relative_seat(me, q, view.num_players)) for q in final["winners"]]
         best = max(final["final_scores"])
         status = (f"Game over \N{EM DASH} winner: {winners[0]} with {best} points" if len(winners) == 1 else
                   f"Game over \N{EM DASH} shared win: {' and '.join(winners)} with {best} points")
@@ -201,10 +202,10 @@ def _supply_deck_altar(view: ObservationView) -> str:
 
 def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str], final: dict[str, Any] | None,
           box: tuple[float, float, float, float]) -> str:
-    """Seat ``q``'s panel (absolute seat; the view's relative seat is ``(q - me) mod n``): name
+    """Seat ``q``'s panel (absolute seat; the view's relative seat is ``relative_seat(me, q, n)``): name
     and badges, stones and VP (the score at the end), tableau, hand and offering cards."""
     me = 0 if seat is None else seat
-    r = (q - me) % view.num_players
+    r = relative_seat(me, q, view.num_players)
     x0, y0, w, h = box
     deciding = view.decision != "game_over" and r == view.to_move
     parts = [_panel(x0, y0, w, h, HIGHLIGHT if deciding else PANEL, INK if deciding else EDGE,
@@ -358,7 +359,7 @@ def table_parts(view: ObservationView, seat: int | None = None, labels: Sequence
     me = 0 if seat is None else seat
 
     def name(rel: int) -> str:
-        return labels[(me + rel) % n]
+        return labels[absolute_seat(me, rel, n)]
 
     viewpoint = viewpoint if viewpoint is not None else viewpoint_text(seat, labels)
     parts = [_header(view, viewpoint, caption), _status(view, seat, name, final, notes),
@@ -373,7 +374,7 @@ def render_svg(view: ObservationView, seat: int | None = None, labels: Sequence[
     """One SVG picture (1280 x 720) of the table as ``view`` knows it.
 
     - ``view``: a seat's decoded observation (``decode_observation``) with ``seat`` its absolute
-      seat, or the public view (``render.public_view``) with ``seat=None``; seats are drawn in
+      seat, or the public view (``text.public_view``) with ``seat=None``; seats are drawn in
       absolute order, named by ``labels`` (default ``player_K``).
     - ``final``: at the end of a game, ``contract.final_result`` (scores, winners, what decided,
       the score breakdown; all public once the game is over).

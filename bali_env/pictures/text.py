@@ -17,6 +17,7 @@ import numpy as np
 from bali_env import engine as E
 from bali_env.engine.contract import final_result
 from bali_env.engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES, DECISION_TEXT
+from bali_env.engine.state import absolute_seat, relative_seat
 from bali_env.engine.decode import ObservationView, decode_observation
 
 
@@ -70,7 +71,7 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     me = 0 if seat is None else seat
 
     def name(rel: int) -> str:
-        return labels[(me + rel) % n]
+        return labels[absolute_seat(me, rel, n)]
 
     variants = [v for v, on in (("oracle", view.oracle), ("demon", view.demon)) if on]
     who = "public table" if seat is None else f"you are player_{seat}"
@@ -89,7 +90,7 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
         lines += details
     over = view.decision == "game_over"
     for q in range(n):
-        r = (q - me) % n
+        r = relative_seat(me, q, n)
         mark = ">" if not over and r == view.to_move else " "
         act = " [active]" if not over and r == view.active else ""
         line = f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}"
@@ -191,7 +192,7 @@ def public_view(s: np.ndarray) -> ObservationView:
     mask = np.zeros(E.N_ACTIONS, dtype=np.int8)
     E.observe(s, 0, obs, mask)
     view = decode_observation(obs)
-    v = E.view(s)
+    v = E.state_blocks(s)
     n = view.num_players
     everyone = (1 << n) - 1
     top = int(s[E.S_ALTAR_LEN])
@@ -215,7 +216,7 @@ def revealed_view(s: np.ndarray) -> ObservationView:
     chair: every seat's exact offering cards and the category of every altar card. For looking
     back at a finished game (``bali replay --reveal``), never for a player during one."""
     view = public_view(s)
-    v = E.view(s)
+    v = E.state_blocks(s)
     n, top = view.num_players, int(s[E.S_ALTAR_LEN])
     exact = v.offerings[:n].astype(np.int64)
     altar = v.altar[:top][::-1].astype(np.int64)  # top first

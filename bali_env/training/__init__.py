@@ -3,9 +3,9 @@ or with Ray RLlib (``bali train --framework rllib``). One job per module:
 
 | module | what |
 |---|---|
-| ``train.py`` | ``bali train`` / ``python -m bali_env.training.train``: its flags and ``main()`` (thin) |
-| ``rllib.py`` | ``python -m bali_env.training.rllib`` / ``--framework rllib``: its flags and ``main()`` (thin) |
-| ``entry.py`` | the ``main()`` both share: parse, check, run; one line and exit 2 on bad input or a missing |
+| ``train.py`` | ``bali train``: its flags (``parents``, ``add_arguments``) and its run (``run``, thin) |
+| ``rllib.py`` | ``bali train --framework rllib``: RLlib's flags and its run (thin) |
+| ``entry.py`` | the run both share: parse, check, run; one line and exit 2 on bad input or a missing |
 | | package, exit 130 when interrupted (``TrainingError``, ``run_command``) |
 | ``options.py`` | the flags both share and their checks, ``--resume``'s config, claiming the output folder |
 | ``loop.py`` | ``bali train``'s run: the model, the training loop (``Session``), its counters (``RunProgress``) |

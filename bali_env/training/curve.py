@@ -14,21 +14,20 @@ so the curve shows the whole training.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from bali_env.engine import flags
 
 
 def checkpoints(run: Path) -> list[tuple[int, Path]]:
-    """The run's exported checkpoints as (env steps, path), by env steps."""
-    found = []
-    for p in sorted((run / "checkpoints").glob("*.npz")):
-        with np.load(p, allow_pickle=False) as data:
-            meta = ast.literal_eval(str(data["meta"][0]))
-        found.append((int(meta.get("env_steps", 0)), p))
+    """The run's exported checkpoints as (env steps, path), by env steps: each file's metadata
+    read by ``bali_env.agents.ppo`` (``read_meta``, then the ``PolicyMeta`` model: JSON, or an
+    older file's Python literal), its weights unread."""
+    from bali_env.agents.ppo import check_meta, read_meta
+
+    found = [(check_meta(read_meta(p), repr(str(p))).env_steps, p) for p in sorted((run / "checkpoints").glob("*.npz"))]
     return sorted(found)
 
 
@@ -38,12 +37,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from .evaluate import evaluate, plot_curve, write_csv
 
-    p = argparse.ArgumentParser(prog="python -m bali_env.training.curve", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m bali_env.training.curve", description=__doc__.splitlines()[0],
+                                parents=[flags.games(200, "games per checkpoint and opponent"), flags.workers(2),
+                                         flags.seed(20_000, "the deals: game k of every point is dealt from seed "
+                                                    "SEED + k")])
     p.add_argument("run", type=Path, help="the --out folder of a bali train run")
     p.add_argument("--opponents", nargs="+", default=["greedy", "mcts"], help="opponent agent specs")
-    p.add_argument("--games", type=int, default=200, help="games per checkpoint and opponent")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=20_000)
     p.add_argument("--start", type=Path, default=None, metavar="FILE.npz",
                    help="the policy the run started from (its --init): the first point; steps count from its own")
     args = p.parse_args(argv)
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         from bali_env.agents.ppo import ExportedPolicy
 
         try:
-            before = int(ExportedPolicy(args.start).meta.get("env_steps", 0))
+            before = ExportedPolicy(args.start).info.env_steps
         except ValueError as exc:
             p.error(f"--start: {exc}")
         points = [(before, args.start)] + [(before + steps, path) for steps, path in points]

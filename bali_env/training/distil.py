@@ -28,26 +28,32 @@ from typing import Any
 
 import numpy as np
 
+from bali_env.engine import flags
+from bali_env.engine.flags import UsageError
+
+from .value import SHARE, check_options
+
 SAVE_SECONDS = 60.0  #: how often the labels found so far are written
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The options of ``bali distil``."""
-    p = argparse.ArgumentParser(prog="bali distil", description="Fit an exported policy (with a value head) "
-                                "to what ppo+search plays from its own positions; writes the new policy.")
+def parents() -> list[argparse.ArgumentParser]:
+    """The shared flags ``bali distil`` takes (``bali_env.engine.flags``)."""
+    return [flags.out("the distilled policy (.npz)", required=True),
+            flags.games(20_000, "self-play games the positions come from"),
+            flags.seed(0, "the deals, the sampling, the search and the fit"), flags.progress()]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``bali distil`` besides the shared ones."""
+    p.description = ("Fit an exported policy (with a value head) to what ppo+search plays from its own positions; "
+                     "writes the new policy.")
     p.add_argument("policy", type=Path, metavar="POLICY", help="an exported policy with a value head (.npz), "
                    "e.g. bali_env/agents/policies/bali_2p.npz")
-    p.add_argument("--out", type=Path, required=True, help="the distilled policy (.npz)")
-    p.add_argument("--games", type=int, default=20_000, help="self-play games the positions come from "
-                   "(default 20000)")
-    p.add_argument("--keep", type=float, default=0.1, help="share of the decisions kept; those with a "
+    p.add_argument("--keep", type=SHARE, default=0.1, help="share of the decisions kept, in (0, 1]; those with a "
                    "choice are searched (default 0.1)")
     p.add_argument("--sims", type=int, default=800, help="ppo+search descents per position (default 800)")
     p.add_argument("--epochs", type=int, default=8, help="passes over the positions (default 8)")
     p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the deals, the sampling, the search and the fit")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bars")
-    return p
 
 
 def positions(policy: Any, num_players: int, games: int, seed: int, keep: float) -> dict[str, np.ndarray]:
@@ -166,24 +172,21 @@ def fit_actor(weights: list[tuple[np.ndarray, np.ndarray]], activation: str, x: 
     return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``bali distil``: check, play, search, fit, write."""
-    p = make_parser()
-    args = p.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """``bali distil`` with the options of ``bali``'s parser: check (``UsageError``), play, search,
+    fit, write; returns the exit code."""
     from bali_env.agents.ppo import write_policy
     from bali_env.agents.puct import PolicySearchAgent
 
-    from .value import check_options
-
     if args.sims <= 0:
-        p.error(f"--sims must be > 0, got {args.sims}")
+        raise UsageError(f"--sims must be > 0, got {args.sims}")
     if not 0 < args.lr < 1:
-        p.error(f"--lr must be in (0, 1), got {args.lr}")
-    policy, players = check_options(p, args, "distil")
+        raise UsageError(f"--lr must be in (0, 1), got {args.lr}")
+    policy, players = check_options(args, "distil")
     try:
         searcher = PolicySearchAgent(seed=args.seed, sims=args.sims, path=args.policy)
     except ValueError as exc:
-        p.error(f"POLICY: {exc}")
+        raise UsageError(f"POLICY: {exc}") from None
     command = f"bali distil --games {args.games} --keep {args.keep:g} --sims {args.sims} --epochs {args.epochs} " \
               f"--lr {args.lr:g} --seed {args.seed}"
     t0 = time.time()
@@ -210,4 +213,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["fingerprint", "fit_actor", "label", "main", "make_parser", "positions"]
+__all__ = ["add_arguments", "fingerprint", "fit_actor", "label", "parents", "positions", "run"]

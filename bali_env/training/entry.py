@@ -1,7 +1,8 @@
 """The shape both training commands share (``bali train`` and ``bali train --framework rllib``):
 parse and check every flag, check the packages, run, and turn what can go wrong into an exit code.
 
-``run_command`` is the whole ``main()`` of ``bali_env.training.train`` and ``bali_env.training.rllib``:
+``run_command`` is the whole run of ``bali train`` (``bali_env.training.train.run_argv``) and of
+``bali train --framework rllib`` (``bali_env.training.rllib.run_argv``):
 
 - a bad flag: argparse's usage and one line naming it, exit 2 (nothing printed before, nothing written);
 - a missing package: one line naming it and the extra to install, exit 2 (nothing written);

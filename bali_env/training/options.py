@@ -1,5 +1,6 @@
 """The command-line pieces both trainers share, in one place: ``bali train`` (``bali_env.training.train``)
-and ``bali train --framework rllib`` (``bali_env.training.rllib``) build their parsers from ``SHARED``, check
+and ``bali train --framework rllib`` (``bali_env.training.rllib``) build their parsers from ``parents``
+(the flags every command shares) and ``SHARED`` (the training flags both take), check
 the shared flags with ``check_shared``, continue a saved run with ``resumed_from`` and claim their
 output folder with ``claim_out``.
 
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from bali_env.engine import flags
 from bali_env.files import new_output_dir, write_text
 
 from .entry import TrainingError
@@ -32,12 +34,10 @@ HELP_EPILOG = ("The first Ctrl-C or SIGTERM ends the run cleanly: it saves {chec
                "evaluates the model and writes summary.json, then exits with code 130; a second one quits at once "
                "(exit 130 too). A bad flag or a run that cannot start: one line, exit 2, nothing written.")
 
-#: The flags both trainers take (``add_shared``); ``{checkpoint}`` and ``{name}`` in a help are
-#: the trainer's checkpoint and default folder name.
+#: The training flags both trainers take (``add_shared``; the flags every command shares, such as
+#: ``--players``, ``--seed`` and ``--out``, are ``parents``); ``{checkpoint}`` and ``{name}`` in a
+#: help are the trainer's checkpoint and default folder name.
 SHARED: dict[str, dict[str, Any]] = {
-    "--players": {"type": int, "default": 2, "choices": (2, 3, 4), "help": "players per game"},
-    "--oracle": {"action": "store_true", "help": "play the Oracle variant"},
-    "--demon": {"action": "store_true", "help": "play the Demon variant"},
     "--steps": {"type": float, "default": 1e8, "help": "total learner env steps"},
     "--minutes": {"type": float, "default": 0.0, "help": "wall-clock limit (0: none)"},
     "--pool-size": {"type": int, "default": 6, "help": "frozen self-play snapshots kept"},
@@ -47,9 +47,6 @@ SHARED: dict[str, dict[str, Any]] = {
     "--eval-games": {"type": int, "default": 200, "help": "games per opponent at each evaluation"},
     "--final-eval-games": {"type": int, "default": 1000, "help": "games per opponent at the end"},
     "--eval-workers": {"type": int, "default": 1, "help": "worker processes of the evaluation tournaments"},
-    "--seed": {"type": int, "default": 0, "help": "seeds the deals, the opponents and the learner"},
-    "--out": {"type": Path, "default": None, "metavar": "OUT",
-              "help": f"output folder (default: a new folder {OUT_PARENT}/{{name}}-YYYYmmdd-HHMMSS for every run)"},
     "--lr": {"type": float, "default": 3e-4, "help": "Adam learning rate"},
     "--net": {"default": "128,128", "help": "hidden layer sizes (actor and critic each)"},
     "--epochs": {"type": int, "default": 2, "help": "PPO epochs per rollout"},
@@ -58,11 +55,18 @@ SHARED: dict[str, dict[str, Any]] = {
     "--reward": {"default": "win_loss", "choices": ("win_loss", "score"),
                  "help": "terminal reward: +1 win / -1 otherwise, or the score margin (own final score minus the "
                          "mean of the others) / 10, denser with more players"},
-    "--progress": {"action": argparse.BooleanOptionalAction, "default": True, "help": "progress bar"},
     "--resume": {"type": Path, "default": None, "metavar": "OUT",
                  "help": "continue the run saved in OUT (its config.json and {checkpoint}); only --steps and "
                          "--minutes (totals over the whole run), --eval-workers and --progress can change"},
 }
+
+
+def parents(name: str) -> list[argparse.ArgumentParser]:
+    """The shared flags both trainers take (``bali_env.engine.flags``); ``name``: the trainer's
+    default folder name (``runs/NAME-YYYYmmdd-HHMMSS``)."""
+    return [flags.players(2), flags.variants(), flags.seed(0, "the deals, the opponents and the learner"),
+            flags.out(f"output folder (default: a new folder {OUT_PARENT}/{name}-YYYYmmdd-HHMMSS for every run)"),
+            flags.progress()]
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -18,6 +18,7 @@ from bali_env.engine import numba_cache
 numba_cache.cover(__file__)  # these kernels call the engine: recompile when it changes
 
 from bali_env.engine import (  # noqa: E402
+    absolute_seat,
     MAX_PLAYERS,
     N_CATEGORIES,
     S_NUM_PLAYERS,
@@ -41,7 +42,7 @@ def privileged_features(states, seats, out):
         n = s[S_NUM_PLAYERS]
         out[i, :] = 0.0
         for r in range(n):
-            q = (seats[i] + r) % n
+            q = absolute_seat(seats[i], r, n)
             for c in range(N_CATEGORIES):
                 out[i, r * N_CATEGORIES + c] = s[offerings(q, c)] / 10.0
         altar_counts(s, counts)
@@ -53,4 +54,4 @@ def privileged_features(states, seats, out):
         final_scores(s, scores)
         b += 2 * N_CATEGORIES
         for r in range(n):
-            out[i, b + r] = scores[(seats[i] + r) % n] / 100.0
+            out[i, b + r] = scores[absolute_seat(seats[i], r, n)] / 100.0

@@ -1,8 +1,8 @@
 """Train a Bali agent with Ray RLlib: multi-agent PPO on RLlib's current API stack (RLModule,
 Learner, EnvRunner), with action masking and self-play against frozen past policies.
 
-``python -m bali_env.training.rllib --players 2 --minutes 10 --out runs/rllib2p`` (or ``bali train
---framework rllib ...``); ``--ray-address HOST:PORT`` joins an existing Ray cluster instead of
+``bali train --framework rllib --players 2 --minutes 10 --out runs/rllib2p``; ``--ray-address
+HOST:PORT`` joins an existing Ray cluster instead of
 starting a local Ray instance, and ``--env-runners N`` samples on N Ray actors (0: in the driver).
 
 What it trains:
@@ -39,7 +39,8 @@ an ``--out`` is claimed exclusively, as ``bali train``'s (``bali_env.training.op
 
 The modules: ``bali_env.training.rllib_env`` (the env, the masked module, the self-play mapping, the
 ``PPOConfig``), ``bali_env.training.rllib_loop`` (Ray, the loop, the checkpoint, the summary); this one
-holds the command line (its flags shared with ``bali train`` in ``bali_env.training.options``).
+holds the command line (``parents``, ``add_arguments``, ``run_argv``; ``bali_env.training.train`` hands
+``--framework rllib`` over to it; the flags shared with ``bali train`` are in ``bali_env.training.options``).
 
 Install: ``pip install torch==2.13.0 && pip install -e ".[rllib]"`` (the ``rllib`` extra lists
 RLlib's dependencies itself, because ``ray[rllib]`` 2.60 pins ``gymnasium==1.2.2`` while RLlib
@@ -49,10 +50,10 @@ runs on the Gymnasium this project uses; see the README).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from .entry import TrainingError, missing_modules, run_command
 from .options import HELP_EPILOG, RESUMABLE, HelpFormatter, add_shared, check_positive, parse
+from .options import parents as shared_parents
 from .rllib_env import (
     MAIN,
     build_config,
@@ -66,54 +67,65 @@ from .rllib_env import (
 from .rllib_loop import CHECKPOINT, OUT_NAME, export, train
 
 __all__ = [  # what ``bali_env.training.rllib`` offers; most of it lives in rllib_env and rllib_loop
-    "CHECKPOINT", "MAIN", "RESUMABLE", "RLLIB_EXTRA", "TrainingError", "build_config", "defaults", "export",
-    "frozen_id", "main", "make_env_class", "make_module_class", "missing_packages", "module_arrays", "parse_args",
-    "seat_module", "take_snapshot", "train",
+    "CHECKPOINT", "MAIN", "RESUMABLE", "RLLIB_EXTRA", "TrainingError", "add_arguments", "build_config", "defaults",
+    "export", "frozen_id", "make_env_class", "make_module_class", "missing_packages", "module_arrays", "parents",
+    "parse_args", "run_argv", "seat_module", "take_snapshot", "train",
 ]
 
 RLLIB_EXTRA = "pip install torch==2.13.0 && pip install -e '.[rllib]'"  #: what installs the packages
 COMMAND = "rllib training"  #: how the command names itself in its error lines
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m bali_env.training.rllib`` (``bali train --framework rllib``), without its checks."""
-    p = argparse.ArgumentParser(prog="python -m bali_env.training.rllib", formatter_class=HelpFormatter,
-                                description="Train a Bali agent with RLlib's multi-agent PPO (action masking, "
-                                            "self-play against frozen snapshots); writes OUT/final.npz (play it as "
-                                            "ppo:path=OUT/final.npz) and OUT/summary.json.",
-                                epilog=HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}"))
+def parents() -> list[argparse.ArgumentParser]:
+    """The shared flags the RLlib trainer takes (``bali_env.engine.flags``), as ``bali train``'s."""
+    return shared_parents(OUT_NAME)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The RLlib trainer's own flags (the shared ones are ``parents``); ``bali train --framework
+    rllib`` adds ``--framework`` to them."""
+    p.formatter_class = HelpFormatter
+    p.description = ("Train a Bali agent with RLlib's multi-agent PPO (action masking, self-play against frozen "
+                     "snapshots); writes OUT/final.npz (play it as ppo:path=OUT/final.npz) and OUT/summary.json.")
+    p.epilog = HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}")
 
     def shared(flags: str, **helps: str) -> None:
-        """Add the shared flags named in ``flags``, with these helps (``pool_size="..."``) instead."""
+        """Add the training flags named in ``flags``, with these helps (``pool_size="..."``) instead."""
         add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT, helps={f"--{k.replace('_', '-')}": v
                                                                           for k, v in helps.items()})
 
-    shared("--players --oracle --demon --steps --minutes", steps="total env steps of the learning policy")
+    shared("--steps --minutes", steps="total env steps of the learning policy")
     p.add_argument("--ray-address", default=None, help="HOST:PORT (or auto) of a Ray cluster to join; "
                    "default: start a local Ray instance")
     p.add_argument("--env-runners", type=int, default=1, help="Ray actors sampling games (0: sample in the driver)")
     p.add_argument("--envs-per-runner", type=int, default=64, help="games each env runner steps together")
     p.add_argument("--self-share", type=float, default=0.2,
                    help="probability that an opponent seat is played by the learning policy itself")
-    shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers --seed --out",
-           pool_size="frozen self-play snapshots (0: every seat learns)",
-           seed="seed of RLlib (networks, sampling) and of the evaluations")
+    shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers",
+           pool_size="frozen self-play snapshots (0: every seat learns)")
     shared("--lr --net")
     p.add_argument("--batch-size", type=int, default=8000, help="env steps per PPO update (train batch)")
     p.add_argument("--minibatch-size", type=int, default=1000, help="SGD minibatch size")
-    shared("--epochs --gamma --ent-coef --reward --progress --resume", epochs="passes over each train batch")
+    shared("--epochs --gamma --ent-coef --reward --resume", epochs="passes over each train batch")
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The RLlib trainer's flags as a parser of their own (what ``parse_args`` reads a command line
+    with: ``bali train --framework rllib``'s arguments, ``--framework`` left out)."""
+    p = argparse.ArgumentParser(prog="bali train --framework rllib", parents=parents())
+    add_arguments(p)
     return p
 
 
 def defaults() -> argparse.Namespace:
     """The default configuration (not validated: nothing is written)."""
-    return make_parser().parse_args([])
+    return _parser().parse_args([])
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The configuration from the command line, every flag checked (``p.error`` names it); with
     ``--resume OUT``, OUT/config.json's with only ``RESUMABLE`` changed."""
-    return parse(make_parser, argv, checkpoint=CHECKPOINT, check=_check)
+    return parse(_parser, argv, checkpoint=CHECKPOINT, check=_check)
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -133,14 +145,9 @@ def missing_packages() -> list[str]:
     return missing_modules(["torch", "ray", "tree", "pandas", "ray.rllib"])
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m bali_env.training.rllib`` / ``bali train --framework rllib``
-    (``bali_env.training.entry.run_command``): exit 2 with one line when a package is missing, a flag is
-    bad or the cluster is unreachable (nothing written), 130 when interrupted, else 0."""
-    return run_command(list(sys.argv[1:] if argv is None else argv), name=COMMAND, parse=lambda a: parse_args(a),
-                       missing=lambda args: missing_packages(), install=f"rllib extra: {RLLIB_EXTRA}",
-                       train=lambda args: train(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def run_argv(argv: list[str]) -> int:
+    """``bali train --framework rllib ARGV`` (``ARGV`` without ``--framework``;
+    ``bali_env.training.entry.run_command``): exit 2 with one line when a package is missing, a flag
+    is bad or the cluster is unreachable (nothing written), 130 when interrupted, else 0."""
+    return run_command(list(argv), name=COMMAND, parse=lambda a: parse_args(a), missing=lambda args: missing_packages(),
+                       install=f"rllib extra: {RLLIB_EXTRA}", train=lambda args: train(args))

@@ -1,6 +1,8 @@
 """Train a Bali agent with MaskablePPO (sb3-contrib) on the batched Numba environment.
 
-``python -m bali_env.training.train --players 2 --minutes 30 --out runs/bali2p`` (or ``bali train ...``).
+``bali train --players 2 --minutes 30 --out runs/bali2p``: this module holds the command's flags
+(``parents``, ``add_arguments``: ``bali_env.apps.cli`` builds the ``bali`` parser from them) and its
+run (``run``, ``run_argv``); ``parse_args`` reads a ``bali train`` command line into the configuration.
 Without ``--out`` every run writes to a new folder ``runs/bali-YYYYmmdd-HHMMSS`` (``-2``, ``-3``,
 ... when two start in the same second), named on stderr; an ``--out`` is claimed exclusively (of
 two runs started into the same new folder, one stops with one line, exit 2, having written
@@ -69,7 +71,7 @@ no features) in one run; the README gives the numbers.
 from __future__ import annotations
 
 import argparse
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from .checkpoints import (
@@ -85,13 +87,15 @@ from .entry import TrainingError, missing_modules, run_command
 from .evaluate import evaluate, evaluate_checkpoint, plot_curve, write_csv
 from .loop import COMMAND, OUT_NAME, make_logger, make_model, train
 from .options import HELP_EPILOG, RESUMABLE, HelpFormatter, add_shared, check_positive, parse
+from .options import parents as shared_parents
 from .pool import OPPONENT_KINDS, log_returns, opponent_kinds, opponent_weights
 
 __all__ = [  # what ``bali_env.training.train`` offers; most of it lives in the modules its package maps
     "BEFORE_FLAGS", "CHECKPOINT", "FRAMEWORKS", "OPPONENT_KINDS", "RESUMABLE", "TRAIN_EXTRA", "TrainingError",
-    "defaults", "evaluate", "evaluate_checkpoint", "init_problem", "load_actor", "load_checkpoint", "log_returns",
-    "main", "make_logger", "make_model", "missing_packages", "opponent_kinds", "parse_args", "plot_curve",
-    "save_checkpoint", "save_model", "saved_policy", "train", "write_csv",
+    "add_arguments", "defaults", "evaluate", "evaluate_checkpoint", "framework", "init_problem", "load_actor",
+    "load_checkpoint", "log_returns", "make_logger", "make_model", "missing_packages", "opponent_kinds", "parents",
+    "parse_args", "plot_curve", "run", "run_argv", "save_checkpoint", "save_model", "saved_policy", "train",
+    "write_csv",
 ]
 
 BEFORE_FLAGS = {"features": "none"}  #: flags added since runs were first saved: their value in an older run
@@ -100,8 +104,8 @@ TRAIN_EXTRA = "train extra: pip install torch==2.13.0 && pip install -e '.[train
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The training configuration from the command line (every flag checked: ``p.error`` names it).
-    With ``--resume OUT`` the configuration is OUT/config.json's, with only ``RESUMABLE`` changed."""
+    """The training configuration of ``bali train ARGV`` (every flag checked: ``p.error`` names
+    it). With ``--resume OUT`` the configuration is OUT/config.json's, with only ``RESUMABLE`` changed."""
     return parse(_parser, argv, checkpoint=CHECKPOINT, check=_check, before=BEFORE_FLAGS)
 
 
@@ -111,17 +115,54 @@ def defaults() -> argparse.Namespace:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=COMMAND, formatter_class=HelpFormatter,
-                                description="Train a Bali agent with PPO (MaskablePPO by default), self-play "
-                                            "included; writes OUT/final.npz (play it as ppo:path=OUT/final.npz) "
-                                            "and OUT/summary.json.",
-                                epilog=HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}"))
+    """``bali train``'s flags as a parser of their own (what ``parse_args`` reads a command line with)."""
+    p = argparse.ArgumentParser(prog=COMMAND, parents=parents())
+    add_arguments(p)
+    return p
+
+
+def framework(argv: Sequence[str]) -> str:
+    """The trainer ``bali train ARGV`` asks for (``--framework``, sb3 by default), read before the
+    command line is parsed: RLlib's trainer has flags of its own."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--framework", default="sb3")
+    return pre.parse_known_args(list(argv))[0].framework
+
+
+def parents(framework: str = "sb3") -> list[argparse.ArgumentParser]:
+    """The shared flags ``bali train`` takes (``bali_env.engine.flags``: ``--players``, ``--oracle``,
+    ``--demon``, ``--seed``, ``--out``, ``--progress``); ``framework`` names the default folder."""
+    if framework == "rllib":
+        from .rllib import parents as rllib_parents
+
+        return rllib_parents()
+    return shared_parents(OUT_NAME)
+
+
+def _add_framework(p: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None, help: str) -> None:
+    """``--framework``: the trainer (this module's, or RLlib's with its own flags)."""
+    p.add_argument("--framework", default=default, choices=choices, help=help)
+
+
+def add_arguments(p: argparse.ArgumentParser, framework: str = "sb3") -> None:
+    """``bali train``'s own flags (the shared ones are ``parents``): the sb3 trainer's, or with
+    ``framework`` rllib RLlib's (``bali_env.training.rllib.add_arguments``) and ``--framework rllib``."""
+    if framework == "rllib":
+        from .rllib import add_arguments as rllib_arguments
+
+        rllib_arguments(p)
+        _add_framework(p, ("rllib",), None, "rllib: this trainer (bali train --framework rllib)")
+        return
+    p.formatter_class = HelpFormatter
+    p.description = ("Train a Bali agent with PPO (MaskablePPO by default), self-play included; writes "
+                     "OUT/final.npz (play it as ppo:path=OUT/final.npz) and OUT/summary.json.")
+    p.epilog = HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}")
 
     def shared(flags: str) -> None:
-        """Add the shared flags named in ``flags`` (``bali_env.training.options.SHARED``)."""
+        """Add the training flags named in ``flags`` (``bali_env.training.options.SHARED``)."""
         add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT)
 
-    shared("--players --oracle --demon --steps --minutes")
+    shared("--steps --minutes")
     p.add_argument("--envs", type=int, default=512, help="games stepped together in the batched env")
     p.add_argument("--opponents", default="random:1,greedy:3,self:1",
                    help="opponents with weights, SPEC:WEIGHT,...: any agent spec (random, greedy, mcts, "
@@ -132,10 +173,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the agents every checkpoint is evaluated against (any agent spec)")
     p.add_argument("--eval-minutes", type=float, default=0.0,
                    help="also evaluate every this many minutes of the run (0: by --eval-every steps only)")
-    shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers --seed --out")
-    p.add_argument("--framework", default="sb3", choices=FRAMEWORKS,
-                   help="sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own flags "
-                        "(python -m bali_env.training.rllib --help; needs the rllib extra)")
+    shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers")
+    _add_framework(p, FRAMEWORKS, "sb3", "sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own "
+                   "flags (bali train --framework rllib --help; needs the rllib extra)")
     p.add_argument("--trainer", default="sb3", choices=("sb3", "lean"),
                    help="sb3-contrib MaskablePPO (default, saves .zip) or the lean PPO of bali_env.training.lean (.pt)")
     p.add_argument("--privileged-critic", action="store_true",
@@ -159,8 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     shared("--epochs --gamma --ent-coef --reward")
     p.add_argument("--torch-threads", type=int, default=2,
                    help="PyTorch threads (the env steps between PPO updates, so both cores go to the update)")
-    shared("--progress --resume")
-    return p
+    shared("--resume")
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -196,41 +235,27 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             p.error(f"--eval-opponents {spec!r}: " + " ".join(str(exc).split()))
 
 
-def make_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of ``bali train ARGV`` without its checks (nothing is read or written):
-    ``--framework rllib`` gives RLlib's (``bali_env.training.rllib``), which accepts that flag too."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--framework", default="sb3")
-    if pre.parse_known_args(list(argv or []))[0].framework != "rllib":
-        return _parser()
-    from .rllib import make_parser as rllib_parser
-
-    p = rllib_parser()
-    p.add_argument("--framework", choices=("rllib",), help="rllib: this trainer (bali train --framework rllib)")
-    return p
-
-
 def missing_packages(trainer: str) -> list[str]:
     """The training packages ``trainer`` needs that are not installed."""
     return missing_modules(["torch", "stable_baselines3"] + (["sb3_contrib"] if trainer == "sb3" else []))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``bali train`` / ``python -m bali_env.training.train`` (``bali_env.training.entry.run_command``):
-    exit 2 with one line when the train extra is missing, a flag is bad or the run cannot start
-    (nothing written), 130 when interrupted, else 0. ``--framework rllib`` hands the other flags to
-    ``bali_env.training.rllib``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--framework", default="sb3")
-    known, rest = pre.parse_known_args(argv)
-    if known.framework == "rllib":
-        from .rllib import main as rllib_main
+def run(args: argparse.Namespace) -> int:
+    """``bali train`` from ``bali``'s parser: ``run_argv`` of the command's arguments as given
+    (``args.argv``), which ``--resume`` needs to tell the flags given from the defaults."""
+    return run_argv(args.argv)
 
-        return rllib_main(rest)
+
+def run_argv(argv: list[str]) -> int:
+    """``bali train ARGV`` (``bali_env.training.entry.run_command``): exit 2 with one line when the
+    train extra is missing, a flag is bad or the run cannot start (nothing written), 130 when
+    interrupted, else 0. ``--framework rllib`` hands the other flags to ``bali_env.training.rllib``."""
+    argv = list(argv)
+    if framework(argv) == "rllib":
+        from .rllib import run_argv as rllib_run
+
+        pre = argparse.ArgumentParser(add_help=False)
+        pre.add_argument("--framework")
+        return rllib_run(pre.parse_known_args(argv)[1])
     return run_command(argv, name=COMMAND, parse=lambda a: parse_args(a), install=TRAIN_EXTRA,
                        missing=lambda args: missing_packages(args.trainer), train=lambda args: train(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

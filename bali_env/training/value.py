@@ -27,21 +27,28 @@ from typing import Any
 
 import numpy as np
 
+from bali_env.engine import flags
+from bali_env.engine.flags import UsageError
+from bali_env.engine.validate import arg_type, check_number
 
-def make_parser() -> argparse.ArgumentParser:
-    """The options of ``bali fit-value``."""
-    p = argparse.ArgumentParser(prog="bali fit-value", description="Fit a value head to an exported policy "
-                                "from its own self-play games; writes the policy with it.")
+SHARE = arg_type(check_number, 0, 1, True)  #: ``--keep``: a share of the decisions, in (0, 1]
+
+
+def parents() -> list[argparse.ArgumentParser]:
+    """The shared flags ``bali fit-value`` takes (``bali_env.engine.flags``)."""
+    return [flags.out("the policy with its value head (.npz)", required=True),
+            flags.games(20_000, "self-play games to learn from"), flags.seed(0, "the deals, the sampling and the fit"),
+            flags.progress()]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``bali fit-value`` besides the shared ones."""
+    p.description = "Fit a value head to an exported policy from its own self-play games; writes the policy with it."
     p.add_argument("policy", type=Path, metavar="POLICY", help="an exported policy (.npz), e.g. "
                    "bali_env/agents/policies/bali_2p.npz")
-    p.add_argument("--out", type=Path, required=True, help="the policy with its value head (.npz)")
-    p.add_argument("--games", type=int, default=20_000, help="self-play games to learn from (default 20000)")
-    p.add_argument("--keep", type=float, default=0.25, help="share of the decisions kept (default 0.25)")
+    p.add_argument("--keep", type=SHARE, default=0.25, help="share of the decisions kept, in (0, 1] (default 0.25)")
     p.add_argument("--net", default="128,128", help="hidden layer sizes of the value MLP (default 128,128)")
     p.add_argument("--epochs", type=int, default=8, help="passes over the positions (default 8)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the deals, the sampling and the fit")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="progress bar")
-    return p
 
 
 def collect_positions(policy: Any, num_players: int, games: int, seed: int, keep: float = 0.25,
@@ -176,48 +183,46 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
     return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
 
 
-def check_options(p: argparse.ArgumentParser, args: argparse.Namespace, command: str) -> tuple[Any, int]:
-    """The checks ``bali fit-value`` and ``bali distil`` share (exit 2 with one line on the first
-    failure): POLICY loads and says its player count, ``--keep``, ``--games``, ``--epochs``,
-    ``--out`` and torch. Returns the loaded policy and its player count."""
+def check_options(args: argparse.Namespace, command: str) -> tuple[Any, int]:
+    """The checks ``bali fit-value`` and ``bali distil`` share (``UsageError`` on the first
+    failure, nothing created): POLICY loads and says its player count, ``--games``, ``--epochs``,
+    ``--out`` and torch (``--keep``'s range is its argparse type). Returns the loaded policy and
+    its player count."""
     from bali_env.agents.ppo import ExportedPolicy
 
     try:
         policy = ExportedPolicy(args.policy)
     except ValueError as exc:
-        p.error(f"POLICY: {exc}")
-    if not 0 < args.keep <= 1:
-        p.error(f"--keep must be in (0, 1], got {args.keep}")
+        raise UsageError(f"POLICY: {exc}") from None
     for name in ("games", "epochs"):
         if getattr(args, name) <= 0:
-            p.error(f"--{name} must be > 0, got {getattr(args, name)}")
+            raise UsageError(f"--{name} must be > 0, got {getattr(args, name)}")
     if args.out.suffix != ".npz":
-        p.error(f"--out must name a .npz file, got {str(args.out)!r}")
+        raise UsageError(f"--out must name a .npz file, got {str(args.out)!r}")
     if not args.out.parent.is_dir():
-        p.error(f"--out: no folder {str(args.out.parent)!r}")
+        raise UsageError(f"--out: no folder {str(args.out.parent)!r}")
     players = policy.meta.get("num_players")
     if players not in (2, 3, 4):
-        p.error(f"POLICY: its metadata does not say its player count ({players!r})")
+        raise UsageError(f"POLICY: its metadata does not say its player count ({players!r})")
     try:
         import torch  # noqa: F401
     except ImportError:
-        p.error(f"{command} needs torch: pip install torch==2.13.0 && pip install -e '.[train]'")
+        raise UsageError(f"{command} needs torch: pip install torch==2.13.0 && pip install -e '.[train]'") from None
     return policy, players
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``bali fit-value``: check, play, fit, write."""
-    p = make_parser()
-    args = p.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """``bali fit-value`` with the options of ``bali``'s parser: check (``UsageError``), play, fit,
+    write; returns the exit code."""
     from bali_env.agents.ppo import write_policy
 
-    policy, players = check_options(p, args, "fit-value")
+    policy, players = check_options(args, "fit-value")
     try:
         hidden = [int(h) for h in args.net.split(",")]
         if not hidden or min(hidden) <= 0:
             raise ValueError
     except ValueError:
-        p.error(f"--net must be positive layer sizes separated by commas, got {args.net!r}")
+        raise UsageError(f"--net must be positive layer sizes separated by commas, got {args.net!r}") from None
     t0 = time.time()
     x, y, game = collect_positions(policy, players, args.games, args.seed, args.keep, progress=args.progress,
                                    seats=players > 2)
@@ -240,4 +245,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["check_options", "collect_positions", "fit_value", "main", "make_parser", "self_play"]
+__all__ = ["SHARE", "add_arguments", "check_options", "collect_positions", "fit_value", "parents", "run", "self_play"]

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .games import GameError, GameStore
+from .games import GameError, GameStore, Move, parse
 from .results import ResultsFolder, runs_page
 
 STATIC = ("index.html", "app.js", "app.css")
@@ -78,11 +78,9 @@ class _Handlers:
         return JSONResponse(await run_in_threadpool(_locked, session, lambda: None))
 
     async def move(self, request: Request) -> Response:
-        body = await _json(request)
-        if not isinstance(body, dict) or "action" not in body:
-            raise GameError('send {"action": ID}')
+        move = parse(Move, await _json(request))
         session = self.store.get(request.path_params["game_id"])
-        return JSONResponse(await run_in_threadpool(_locked, session, lambda: session.human_move(body["action"])))
+        return JSONResponse(await run_in_threadpool(_locked, session, lambda: session.human_move(move.action)))
 
     async def advance(self, request: Request) -> Response:
         session = self.store.get(request.path_params["game_id"])

@@ -12,19 +12,23 @@ from pathlib import Path
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The options of ``bali serve``."""
-    p = argparse.ArgumentParser(prog="bali serve", description="Play Bali in the browser against the bots, and "
-                                "browse tournament results (a local web app; the web extra).")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 = any free port)")
-    p.add_argument("--results", type=Path, default=None, metavar="DIR",
-                   help="a folder of tournament results to browse (e.g. results/)")
-    p.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
-                   help="more opponents to offer besides the built-in ones (mybot.py:MyBot, "
-                        "ppo:path=FILE.npz, mcts:sims=1000...)")
-    return p
+def parents() -> list[argparse.ArgumentParser]:
+    """``bali serve`` takes none of the shared flags."""
+    return []
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bali serve``."""
+    parser.description = ("Play Bali in the browser against the bots, and browse tournament results (a local web "
+                          "app; the web extra).")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 = any free port)")
+    parser.add_argument("--results", type=Path, default=None, metavar="DIR",
+                        help="a folder of tournament results to browse (e.g. results/)")
+    parser.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
+                        help="more opponents to offer besides the built-in ones (mybot.py:MyBot, "
+                             "ppo:path=FILE.npz, mcts:sims=1000...)")
 
 
 def check(args: argparse.Namespace) -> str | None:
@@ -53,9 +57,9 @@ def check(args: argparse.Namespace) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``bali serve``; returns the exit code."""
-    args = make_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """``bali serve`` with the options of ``bali``'s parser: check them (one line, exit 2), then
+    serve until Ctrl-C; returns the exit code."""
     problem = check(args)
     if problem:
         print(f"bali serve: error: {problem}", file=sys.stderr)
@@ -74,7 +78,3 @@ def main(argv: list[str] | None = None) -> int:
           + "  (Ctrl-C to stop)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

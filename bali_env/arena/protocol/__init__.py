@@ -6,7 +6,7 @@ breaks the protocol.
 
 | module | job |
 |---|---|
-| ``messages.py`` | the messages (hello, start, decide, end, quit), the view by name, answer checks, ``BotFault`` |
+| ``messages.py`` | the messages, the view by name, the answers' models (``BotHello``, ``ANSWER``), ``BotFault`` |
 | ``process.py`` | ``BotProcess``: the program as a process, non-blocking pipes, the clock, kill |
 | ``agent.py`` | ``CommandAgent``: the ``cmd:`` agent; ``parse_command`` |
 """

@@ -5,14 +5,22 @@ line, and the checks on what the bot answers.
 (``view_dict``: hands, tableaus, market, altar as known, the pending decision), the raw
 observation vector, and the legal actions as ids with names. It reads the observation only, so a
 bot learns exactly what its seat may know.
+
+What a bot may answer is declared as pydantic models: ``BotHello`` (its hello) and ``ANSWER``
+(a decision: an action id, or ``ActionAnswer``, ``{"action": 29}``); ``parse_hello`` and
+``parse_answer`` read a line with them and turn a fault into a ``BotFault`` saying what is wrong.
+The messages bali sends are built here as plain dicts, not models: ``decide_message`` runs for
+every decision (a model would cost time there and check nothing bali did not build itself), and
+``start``/``end`` pass on their caller's keys in the caller's order, byte for byte.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
 from bali_env.engine.ids import ACTION_NAMES, CARD_KEYS, CATEGORY_NAMES, DECISION_TEXT, N_CARD_TYPES
 from bali_env.engine.decode import ObservationView, decode_observation
@@ -107,40 +115,74 @@ def decide_message(observation: np.ndarray, mask: np.ndarray, game: int | None, 
     return message
 
 
+class ActionAnswer(BaseModel):
+    """A decision answered as an object: ``{"action": 29}`` (other keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    action: StrictInt
+
+
+ANSWER: TypeAdapter[int | ActionAnswer] = TypeAdapter(StrictInt | ActionAnswer)
+"""What a bot may answer to ``decide``: an action id (``29``, not ``true``, ``29.0`` or ``"29"``) or an
+``ActionAnswer``."""
+
+
+def _shown_name(name: Any) -> str:
+    """A hello's ``name`` as tables show it: a string that is not blank, cut to 60 characters; anything
+    else is no name (``""``: the agent keeps its spec as its name)."""
+    return name[:60] if isinstance(name, str) and name.strip() else ""
+
+
+class BotHello(BaseModel):
+    """A bot's answer to hello: ``{"type": "hello", "version": 1, "name": "mybot", "fields": [...]}``
+    (``name`` and ``fields`` optional; other keys ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["hello"]
+    version: StrictInt = Field(ge=VERSION, le=VERSION)
+    name: Annotated[str, BeforeValidator(_shown_name)] = ""
+    fields: list[Literal["view", "observation"]] = Field(default_factory=lambda: list(FIELDS))
+
+
 def parse_answer(raw: bytes, mask: np.ndarray) -> int:
-    """The action id in a bot's answer line (``29`` or ``{"action": 29}``); BotFault
+    """The action id in a bot's answer line (``29`` or ``{"action": 29}``: ``ANSWER``); BotFault
     ``protocol`` for anything else, ``illegal`` for an id that is not legal now."""
     try:
-        answer = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise BotFault("protocol", f"the answer is not JSON: {raw[:80]!r}") from None
-    if isinstance(answer, dict):
-        answer = answer.get("action")
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        raise BotFault("protocol", f"the answer is not an action id: {raw[:80]!r}")
-    if not 0 <= answer < len(mask) or not mask[answer]:
+        answer = ANSWER.validate_json(raw)
+    except ValidationError as exc:
+        what = "not JSON" if exc.errors()[0]["type"] == "json_invalid" else "not an action id"
+        raise BotFault("protocol", f"the answer is {what}: {raw[:80]!r}") from None
+    action = answer if isinstance(answer, int) else answer.action
+    if not 0 <= action < len(mask) or not mask[action]:
         legal = np.flatnonzero(mask).tolist()
-        raise BotFault("illegal", f"action {answer} is not legal now (legal: {legal})")
-    return answer
+        raise BotFault("illegal", f"action {action} is not legal now (legal: {legal})")
+    return action
 
 
 def parse_hello(raw: bytes) -> tuple[str, tuple[str, ...]]:
     """The bot's name and the decision ``fields`` it asks for (default ``FIELDS``: the view and
-    the observation) from its hello answer; BotFault ``protocol`` when it is not one."""
+    the observation) from its hello answer (``BotHello``); BotFault ``protocol`` when it is not one."""
     try:
         answer = json.loads(raw)
     except (ValueError, RecursionError):
         answer = None
-    if not isinstance(answer, dict) or answer.get("type") != "hello":
-        raise BotFault("protocol", f'expected {{"type": "hello", "version": {VERSION}, ...}}, got {raw[:80]!r}')
-    if answer.get("version") != VERSION:
-        raise BotFault("protocol", f"the bot speaks version {answer.get('version')!r}; this is version {VERSION}")
-    name = answer.get("name")
-    fields = answer.get("fields", list(FIELDS))
-    if not isinstance(fields, list) or not set(fields) <= set(FIELDS):
-        raise BotFault("protocol", f"hello fields must be a list drawn from {list(FIELDS)}, got {fields!r}")
-    return (str(name)[:60] if isinstance(name, str) and name.strip() else ""), tuple(f for f in FIELDS if f in fields)
+    try:
+        hello = BotHello.model_validate(answer if isinstance(answer, dict) else None)
+    except ValidationError as exc:
+        field = (exc.errors()[0]["loc"] or ("",))[0]
+        if field == "version":
+            raise BotFault("protocol", f"the bot speaks version {answer.get('version')!r}; this is version "
+                                       f"{VERSION}") from None
+        if field == "fields":
+            raise BotFault("protocol", f"hello fields must be a list drawn from {list(FIELDS)}, got "
+                                       f"{answer.get('fields')!r}") from None
+        raise BotFault("protocol", f'expected {{"type": "hello", "version": {VERSION}, ...}}, got {raw[:80]!r}') \
+            from None
+    return hello.name, tuple(f for f in FIELDS if f in hello.fields)
 
 
-__all__ = ["FAULTS", "FIELDS", "MAX_LINE", "PROTOCOL", "QUIT", "VERSION", "BotFault", "decide_message", "end_message",
-           "hello_message", "line", "parse_answer", "parse_hello", "start_message", "view_dict"]
+__all__ = ["ANSWER", "FAULTS", "FIELDS", "MAX_LINE", "PROTOCOL", "QUIT", "VERSION", "ActionAnswer", "BotFault",
+           "BotHello", "decide_message", "end_message", "hello_message", "line", "parse_answer", "parse_hello",
+           "start_message", "view_dict"]

@@ -1,0 +1,123 @@
+"""The command-line flags the commands share, each declared once as an ``argparse`` parent parser
+(``ArgumentParser(..., parents=[flags.seed(), flags.games(200, "games per part")])``), so a flag
+means the same in every command that takes it: one type, one action, one help; a command says
+only its default (and what its games or its seed are for).
+
+| parent | flags | what |
+|---|---|---|
+| ``players`` | ``--players N`` (``many``: ``--players 2 3 4``) | seats per game: 2, 3 or 4 |
+| ``variants`` | ``--oracle``, ``--demon`` | the variants |
+| ``seed`` | ``--seed SEED`` | the seed of the deals and of whatever else is random |
+| ``games`` | ``--games N`` | how many games |
+| ``workers`` | ``--workers N`` | worker processes (1: in-process) |
+| ``clock`` | ``--move-time``, ``--game-time`` | the clock every agent plays under |
+| ``out`` | ``--out OUT`` | where the command writes |
+| ``progress`` | ``--progress`` / ``--no-progress`` | progress bars, on by default |
+
+The ``bali`` command (``bali_env.apps.cli``) builds its subcommands from them; the tools with a
+parser of their own (``python -m bali_env.training.curve``, ``python -m bali_env.bench.search``,
+the repository's ``benchmarks/``) take theirs from here too, which is why they live on the lowest
+floor: every room can reach them. A range a library function checks itself (a tournament's
+``games``, a seed ``bali play`` needs to be 0 or more) stays its check, so its one-line error is
+the same from Python and from the command line.
+
+``UsageError`` is a bad argument found after parsing (a range, a file that is not there, two flags
+that do not go together): ``bali`` reports it as argparse reports its own (the usage and one line
+naming the flag, exit 2), before the command prints or creates anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .ids import MAX_PLAYERS, MIN_PLAYERS
+
+PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))  #: the values of ``--players``
+
+
+class UsageError(ValueError):
+    """A bad command-line argument found after parsing; the message names the flag. The ``bali``
+    command turns it into argparse's error of the command (its usage and one line, exit 2)."""
+
+
+def _parent() -> argparse.ArgumentParser:
+    """A new parent parser (no ``-h`` of its own). Every call builds a new one: argparse shares a
+    parent's actions with its children, so one parent per parser keeps their defaults apart."""
+    return argparse.ArgumentParser(add_help=False)
+
+
+def players(default: int | list[int], *, many: bool = False, detail: str = "") -> argparse.ArgumentParser:
+    """``--players N``: seats per game, 2, 3 or 4; ``many``: one or more counts (``--players 2 3``,
+    ``default`` a list). ``detail``: what the count means for the command, after the help."""
+    p = _parent()
+    shown = " ".join(map(str, default)) if many else "%(default)s"
+    p.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=default, nargs="+" if many else None,
+                   help=f"seats per game{'; ' + detail if detail else ''} (default {shown})")
+    return p
+
+
+def variants() -> argparse.ArgumentParser:
+    """``--oracle`` and ``--demon``: play with the variants (both off by default)."""
+    p = _parent()
+    p.add_argument("--oracle", action="store_true", help="play the Oracle variant")
+    p.add_argument("--demon", action="store_true", help="play the Demon variant")
+    return p
+
+
+DEALS = "the deals: game k is dealt from seed SEED + k"  #: what ``--seed`` seeds in the commands that only deal
+
+
+def seed(default: int | None = 0, seeds: str = DEALS) -> argparse.ArgumentParser:
+    """``--seed SEED``: an int that seeds ``seeds`` (the same seed, the same games); ``default``
+    None: a random seed, which the command prints."""
+    p = _parent()
+    shown = "a random seed, printed" if default is None else "%(default)s"
+    p.add_argument("--seed", type=int, default=default, help=f"seeds {seeds} (default {shown})")
+    return p
+
+
+def games(default: int, what: str = "games to play") -> argparse.ArgumentParser:
+    """``--games N``: how many games the command plays (``what`` says which), at least 1."""
+    p = _parent()
+    p.add_argument("--games", type=int, default=default, help=f"{what} (default %(default)s)")
+    return p
+
+
+def workers(default: int = 2) -> argparse.ArgumentParser:
+    """``--workers N``: the worker processes that play the games (1: in this process)."""
+    p = _parent()
+    p.add_argument("--workers", type=int, default=default, help="worker processes (default %(default)s; "
+                   "1 = in-process)")
+    return p
+
+
+def clock() -> argparse.ArgumentParser:
+    """``--move-time`` and ``--game-time``: the clock every agent plays under (seconds, or none)."""
+    p = _parent()
+    p.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
+                   help="the clock: seconds per decision for every agent (cmd: bots 10 unless set); a bot over "
+                        "it loses the game")
+    p.add_argument("--game-time", type=float, default=None, metavar="SECONDS",
+                   help="the clock: seconds per game for every agent (default: no budget)")
+    return p
+
+
+def out(help: str, *, default: Path | None = None, required: bool = False) -> argparse.ArgumentParser:
+    """``--out OUT``: where the command writes (a folder, or a file for the commands that write
+    one); ``help`` says what goes there and what happens without it."""
+    p = _parent()
+    p.add_argument("--out", type=Path, default=default, required=required, metavar="OUT", help=help)
+    return p
+
+
+def progress() -> argparse.ArgumentParser:
+    """``--progress`` / ``--no-progress``: progress bars while the command runs (on by default)."""
+    p = _parent()
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="show progress bars (default %(default)s)")
+    return p
+
+
+__all__ = ["DEALS", "PLAYER_COUNTS", "UsageError", "clock", "games", "out", "players", "progress", "seed", "variants",
+           "workers"]
