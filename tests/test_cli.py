@@ -184,7 +184,7 @@ def test_a_check_after_parsing_is_argparses_error(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: bali tournament") and err.splitlines()[-1] == \
-        "bali tournament: error: --resume needs --out, the folder of the run to continue"
+        "bali tournament: error: --resume needs the folder of the run to continue: --resume OUT"
     with pytest.raises(SystemExit):
         cli.main(["bench", "--out", str(tmp_path / "nothing" / "x"), "--seconds", "0"])
     assert "argument --seconds: must be" in capsys.readouterr().err.splitlines()[-1]
@@ -201,3 +201,24 @@ def test_the_command_line_reaches_each_command(monkeypatch, capsys):
         cli.command_parser("tournement")
     with pytest.raises(ValueError, match="unknown command"):
         cli.parse_command(["tournement"])
+
+
+def test_resume_takes_the_folder_in_every_command():
+    """``--resume OUT`` continues the run in OUT in every command that resumes (tournament and
+    league also take ``--out OUT --resume``); two folders are refused; the hint an interrupted
+    tournament prints is the command with ``--resume OUT``."""
+    for command in (["tournament", "--agents", "a", "b"], ["league", "--agents", "a", "b"]):
+        args = cli.parse_command([*command, "--resume", "runs/x"])
+        cli._resume_folder(args, "run")
+        assert args.resume is True and args.out == Path("runs/x")
+        args = cli.parse_command([*command, "--out", "runs/x", "--resume"])
+        cli._resume_folder(args, "run")
+        assert args.resume is True and args.out == Path("runs/x")
+        args = cli.parse_command([*command, "--out", "runs/y", "--resume", "runs/x"])
+        with pytest.raises(cli.UsageError, match="two folders"):
+            cli._resume_folder(args, "run")
+    assert cli.parse_command(["train", "--resume", "runs/x"]).resume == Path("runs/x")
+    assert cli._again("tournament", ["--agents", "a", "b", "--out", "o", "--games", "4"], Path("o")) == \
+        ["tournament", "--agents", "a", "b", "--games", "4", "--resume", "o"]
+    assert cli._again("tournament", ["--resume", "o", "--seed", "2"], Path("o")) == \
+        ["tournament", "--seed", "2", "--resume", "o"]

@@ -86,6 +86,39 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------- resuming
+def _resume_argument(parser: argparse.ArgumentParser, what: str, how: str) -> None:
+    """``--resume [OUT]``: continue the interrupted ``what`` in OUT, as ``bali train --resume OUT``
+    does (or in ``--out`` when OUT is left out)."""
+    parser.add_argument("--resume", nargs="?", const=True, default=False, metavar="OUT",
+                        help=f"continue the interrupted {what} in OUT (or in --out): {how}")
+
+
+def _resume_folder(args: argparse.Namespace, what: str) -> None:
+    """``--resume OUT`` as ``--out OUT --resume``; UsageError when there is no folder to resume."""
+    if isinstance(args.resume, str):
+        if args.out is not None and Path(args.out) != Path(args.resume):
+            raise UsageError(f"--resume {args.resume} and --out {args.out} name two folders: give one")
+        args.out, args.resume = Path(args.resume), True
+    if args.resume and args.out is None:
+        raise UsageError(f"--resume needs the folder of the {what} to continue: --resume OUT")
+
+
+def _again(command: str, argv: Sequence[str], out: Path) -> list[str]:
+    """The command line that continues an interrupted run: its arguments, ``--resume OUT`` in
+    place of its ``--out`` and ``--resume``."""
+    kept: list[str] = []
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg in ("--resume", "--out"):
+            skip = i + 1 < len(argv) and not argv[i + 1].startswith("-")  # their folder
+        elif not arg.startswith(("--resume=", "--out=")):
+            kept.append(arg)
+    return [command, *kept, "--resume", str(out)]
+
+
 # ---------------------------------------------------------------------------------------- tournament
 def _tournament_parents() -> list[argparse.ArgumentParser]:
     return [flags.players(4), flags.games(1000, "games, rounded up to whole seat rotations"), flags.seed(0),
@@ -109,8 +142,7 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
                              "repeat a spec to field it several times (greedy random random random)")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help=f"games stepped together per worker (default {DEFAULT_BATCH_SIZE})")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the interrupted run in --out: play only the games its journal lacks")
+    _resume_argument(parser, "run", "play only the games its journal lacks")
     parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
                         help="local: worker processes on this machine (default); ray: chunks of games as Ray tasks "
@@ -134,8 +166,7 @@ def _tournament(args: argparse.Namespace) -> int:
         run_tournament,
     )
 
-    if args.resume and args.out is None:
-        raise UsageError("--resume needs --out, the folder of the run to continue")
+    _resume_folder(args, "run")
     settings = {"num_players": args.players, "games": args.games, "seed": args.seed, "workers": args.workers,
                 "batch_size": args.batch_size, "save_records": args.save_records, "resume": args.resume,
                 "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size,
@@ -154,14 +185,12 @@ def _tournament(args: argparse.Namespace) -> int:
         print(f"bali tournament: error: {exc}", file=sys.stderr)
         return 2
     except (TournamentInterrupted, TournamentFailed) as exc:
-        again = ["tournament", *(a for a in args.argv if a != "--resume")]
-        if "--out" not in again:
-            again += ["--out", str(args.out)]
+        again = _again("tournament", args.argv, args.out)
         lines = str(exc).strip().splitlines() or [""]
         what = "interrupted" if isinstance(exc, TournamentInterrupted) else \
             "error: " + lines[0] + (f" ({lines[-1].strip()})" if len(lines) > 1 else "")
         print(f"\nbali tournament: {what}; {exc.finished} of {exc.total} games are in {exc.journal}; "
-              f"continue with:\n  bali {shlex.join(again)} --resume", file=sys.stderr)
+              f"continue with:\n  bali {shlex.join(again)}", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
     written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "index.html", "timing.json",
@@ -187,7 +216,7 @@ def _league_arguments(parser: argparse.ArgumentParser) -> None:
                           "one folder.")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="the participants (any agent spec, e.g. ppo mcts greedy random 'cmd:python3 bot.py')")
-    parser.add_argument("--resume", action="store_true", help="continue the interrupted league in --out")
+    _resume_argument(parser, "league", "part by part")
 
 
 def _league(args: argparse.Namespace) -> int:
@@ -196,8 +225,7 @@ def _league(args: argparse.Namespace) -> int:
     from bali_env.arena import TournamentError, TournamentFailed, TournamentInterrupted
     from bali_env.arena.league import run_league
 
-    if args.resume and args.out is None:
-        raise UsageError("--resume needs --out, the folder of the league to continue")
+    _resume_folder(args, "league")
     try:
         if args.out is None:
             from bali_env.arena.checks import check_out_dir
@@ -218,7 +246,7 @@ def _league(args: argparse.Namespace) -> int:
         return 2
     except (TournamentInterrupted, TournamentFailed) as exc:
         what = "interrupted" if isinstance(exc, TournamentInterrupted) else f"error: {str(exc).splitlines()[0]}"
-        print(f"\nbali league: {what}; continue with --out {out} --resume", file=sys.stderr)
+        print(f"\nbali league: {what}; continue with --resume {out}", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
     print(f"\nwrote {out / 'league.json'}, {out / 'league.png'}, {out / 'index.html'} and a folder per part")

@@ -94,7 +94,7 @@ def bench_startup() -> dict[str, float]:
     """Seconds from ``import bali_env`` to the first step, and of a whole first tournament
     (``bali`` + ``FIRST_TOURNAMENT``: 20 games greedy vs random, 2 workers, results written),
     each cold (empty Numba cache) then cached, in fresh subprocesses. The cold tournament plays
-    interpreted and compiles nothing (``bali_env.arena._interpret_first_run``), so between the
+    interpreted and compiles nothing (``bali_env.arena.run._interpret_first_run``), so between the
     two the kernels are compiled into the cache in one process, timed as ``compile_one_process_s``
     (what a run that needs compiled kernels, a long one or one with mcts, pays once)."""
     out: dict[str, float] = {}
