@@ -9,11 +9,12 @@ downwards only (``tests/test_imports.py`` checks it); rooms on one floor do not 
 | 0 | ``files.py`` | output files written to a temporary file and moved into place |
 | 1 | ``engine/`` | the rules: Numba kernels, the observation and its decoder, argument validators, the contract |
 | 2 | ``pictures/`` | every renderer: text, moves in words, SVG, pixels, frames, an HTML replay, a GIF |
-| 3 | ``envs/`` | the ways in: PettingZoo AEC (``bali_v0``), Gymnasium single-agent, batched; game records |
+| 3 | ``envs/`` | the environment: PettingZoo AEC (``bali_v0``), the batched engine; game records |
 | 4 | ``agents/`` | the bots: ``Agent``, random, greedy, mcts, the shipped policies (``ppo``), ``ppo+search`` |
 | 5 | ``arena/`` | tournaments, leagues, ratings, on worker processes or Ray; bots in any language |
-| 6 | ``training/``, ``bench/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
-| 7 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
+| 6 | ``versus/`` | one learner's seat against bots: the Gymnasium envs (``bali_env/Bali-v0``), the SB3 VecEnv |
+| 7 | ``training/``, ``bench/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
+| 8 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
 
 This module is the public face of floors 1-3: ``env``, ``raw_env``, ``bali_v0``, the names of cards,
 categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``.
@@ -48,6 +49,7 @@ __all__ = [
     "CARD_NAMES",
     "CATEGORY_NAMES",
     "N_ACTIONS",
+    "GYMNASIUM_ID",
     "ObservationView",
     "OBS_DIM",
     "action_to_str",
@@ -62,8 +64,18 @@ __all__ = [
 ]
 
 
+GYMNASIUM_ID = "bali_env/Bali-v0"  #: ``gymnasium.make(GYMNASIUM_ID)``: one learner's seat against bots
+
+
 def _register() -> None:
-    """Register ``bali_v0`` with PettingZoo's registry when the installed PettingZoo has one."""
+    """Register the environments with Gymnasium (``gymnasium.make("bali_env/Bali-v0")`` and
+    ``gymnasium.make_vec``: importing ``bali_env`` is all it takes) and ``bali_v0`` with
+    PettingZoo's registry when the installed PettingZoo has one."""
+    import gymnasium
+
+    if GYMNASIUM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYMNASIUM_ID, entry_point="bali_env.versus.single:BaliSingleAgentEnv",
+                           vector_entry_point="bali_env.versus.vector:BaliGymVectorEnv")
     try:
         from pettingzoo.env_registry.registration import aec_registry, register
     except ImportError:  # older PettingZoo: no registry

@@ -314,6 +314,46 @@ def exploit_table() -> str:
     return "\n".join(lines)
 
 
+#: every way into the game, for docs/environment.md: (``bali_env.bench.ways`` key, the way, its
+#: construction, its conventions)
+WAY_ROWS = [
+    ("pettingzoo_aec", "PettingZoo AEC", "`bali_env.env(num_players=2)`",
+     "every seat a player; reward at the end (+1 each winner, -1 the others); `action_mask` in each "
+     "observation; an illegal move ends the game, -1 for the mover (`raw_env`: raises)"),
+    ("gymnasium", "Gymnasium", '`gymnasium.make("bali_env/Bali-v0", opponents="random")`',
+     "the learner's seat against bots; reward at the end; `info[\"action_mask\"]`, `action_masks()`; an "
+     "illegal move ends the episode with -1; `terminated` at the end, never truncated"),
+    ("gymnasium_vector_random", "Gymnasium vector", '`gymnasium.make_vec("bali_env/Bali-v0", num_envs=256)`',
+     "the batched engine, opponents inside the batch; `NEXT_STEP` autoreset (or `SAME_STEP`: "
+     "`infos[\"final_obs\"]`); `infos[\"action_mask\"]`; an illegal move ends that game with -1"),
+    ("sb3_vec_env", "SB3 VecEnv", '`BaliSB3VecEnv(256, "random")`',
+     "SB3's convention: the next game at once, `terminal_observation` in the info; `env_method(\"action_masks\")`"),
+    ("batched", "pgx-style batch", "`BaliVectorEnv(1024, num_players=2)`",
+     "every seat: `to_move`, per-player `rewards`; same-step autoreset; `action_masks`; an illegal action "
+     "raises; `num_actions`, `observation_shape`"),
+    ("openspiel", "OpenSpiel", '`pyspiel.load_game("python_bali", {"players": 2})`',
+     "`import bali_env.envs.openspiel` first; sampled chance; `returns()` at the end; `legal_actions()`; "
+     "`resample_from_infostate`"),
+]
+
+
+def ways_table() -> str:
+    """docs/environment.md's table of every way in, with the kept ``bali_env.bench.ways`` run."""
+    run = load("ways")
+    ways = run["ways"]
+    lines = [f"Speed: {run['players']}-player games, uniform random legal actions, "
+             f"`python -m bali_env.bench.ways` (`docs/results/ways.json`; vector envs {run['vector_envs']} games).", "",
+             "| way in | construction | conventions | speed |", "|---|---|---|---:|"]
+    for key, way, construction, conventions in WAY_ROWS:
+        r = ways[key]
+        speed = f"{_int(r['per_s'])} {r['unit']}" if "per_s" in r else "-"
+        lines.append(f"| {way} | {construction} | {conventions} | {speed} |")
+    extra = [f"{_int(ways[k]['per_s'])} with {k.rsplit('_', 1)[1]}" for k in ways
+             if k.startswith("gymnasium_vector_") and "per_s" in ways[k]]
+    lines += ["", "The Gymnasium vector env's learner steps per second by opponents: " + ", ".join(extra) + "."]
+    return "\n".join(lines)
+
+
 #: the generated blocks: (page, marker name) -> what writes it
 BLOCKS = {
     ("README.md", "exploit"): lambda: exploit_table(),
@@ -322,6 +362,7 @@ BLOCKS = {
     ("README.md", "speed"): lambda: speed_table(),
     ("docs/benchmarks.md", "bench"): lambda: bench_table(),
     ("docs/training.md", "throughput"): lambda: throughput_table(),
+    ("docs/environment.md", "ways"): lambda: ways_table(),
 }
 
 

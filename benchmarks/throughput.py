@@ -48,7 +48,7 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
     from bali_env.training.loop import make_model
     from bali_env.training.pool import OpponentPool, make_policy_opponent, opponent_weights
     from bali_env.training.train import defaults
-    from bali_env.training.vec_env import BaliSB3VecEnv
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     c = configs()[name]
     weights = opponent_weights(opponents)

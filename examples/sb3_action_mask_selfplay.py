@@ -10,7 +10,7 @@ observation, with the reward of the agent that just moved. Its wrapper subclasse
 checks need a real ``gymnasium.Env``, so ``SelfPlayEnv`` below is one (spaces set in
 ``__init__``, ``reset`` returning ``(obs, info)``, ``step`` the five-tuple). One difference
 matters for Bali: a game can end on any seat's move, and the tutorial credits only the mover
-with the final reward. ``bali_env.envs.single.BaliSingleAgentEnv`` (one learner seat against fixed
+with the final reward. ``bali_env.versus.single.BaliSingleAgentEnv`` (one learner seat against fixed
 opponents, its own terminal reward whoever ends the game) and ``bali train`` (the batched env)
 are the project's own ways to train; this file shows the tutorial's pattern works unchanged.
 """

@@ -90,7 +90,7 @@ def test_check_env_every_configuration(config):
     """PettingZoo's api_test and seed_test plus two fully checked random games."""
     summary = check_bali(lambda: make(config), num_games=2, seed=100 * config[0] + 10 * config[1] + config[2])
     assert summary["games"] == 2
-    assert summary["illegal_action"] == "raise"  # read from env.unwrapped.illegal_action
+    assert summary["illegal_action"] == "terminate"  # env()'s default, PettingZoo classic's convention
     assert summary["steps"] > 100  # a Bali game has well over 100 decisions
     assert summary["legal_checked"] >= summary["steps"]
     assert summary["illegal_checked"] > 0
@@ -104,16 +104,16 @@ def test_check_env_every_configuration(config):
     [
         ((2, False, False), {"reward": "score"}),
         ((4, True, True), {"reward": "score"}),
-        ((3, True, False), {"illegal_action": "terminate"}),
-        ((4, False, True), {"reward": "score", "illegal_action": "terminate"}),
+        ((3, True, False), {"illegal_action": "raise"}),
+        ((4, False, True), {"reward": "score", "illegal_action": "raise"}),
     ],
-    ids=["2p-score", "4p-oracle-demon-score", "3p-oracle-terminate", "4p-demon-score-terminate"],
+    ids=["2p-score", "4p-oracle-demon-score", "3p-oracle-raise", "4p-demon-score-raise"],
 )
 def test_check_env_other_modes(config, kwargs):
-    """The checker also passes with the score reward and the terminate-on-illegal mode."""
+    """The checker also passes with the score reward and the raise-on-illegal mode (debugging)."""
     summary = check_bali(lambda: make(config, **kwargs), num_games=1, seed=7, api_cycles=300, seed_cycles=200)
     assert summary["games"] == 1
-    assert summary["illegal_action"] == kwargs.get("illegal_action", "raise")
+    assert summary["illegal_action"] == kwargs.get("illegal_action", "terminate")
     rewards = summary["final_rewards"][0]
     if kwargs.get("reward") == "score":
         assert abs(sum(rewards.values())) < 1e-9

@@ -127,13 +127,15 @@ class SharedCopy(BaseWrapper):
 )
 def test_check_env_fails_on_a_broken_environment(wrapper, kwargs, message):
     with pytest.raises(AssertionError, match=message):
-        check_env(lambda: wrapper(bali_env.env(num_players=2)), num_games=1, api_cycles=0, seed_cycles=0, **kwargs)
+        check_env(lambda: wrapper(bali_env.env(num_players=2, illegal_action="raise")), num_games=1, api_cycles=0,
+                  seed_cycles=0, **kwargs)
 
 
 def test_the_broken_wrappers_are_otherwise_harmless():
     """The same wrapper around the real environment, doing nothing, passes (so each failure above
     comes from its breakage)."""
-    summary = check_env(lambda: BaseWrapper(bali_env.env(num_players=2)), num_games=1, api_cycles=0, seed_cycles=0)
+    summary = check_env(lambda: BaseWrapper(bali_env.env(num_players=2, illegal_action="raise")), num_games=1,
+                        api_cycles=0, seed_cycles=0)
     assert summary["games"] == 1 and summary["illegal_action"] == "raise"
 
 

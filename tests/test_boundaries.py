@@ -245,7 +245,7 @@ def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
     """The single-agent env takes the AEC env's seeds (any int, negative ones too), refuses other
     seeds with TypeError before anything changes, and a bool is not a learner seat."""
     from bali_env.agents.random_agent import RandomAgent
-    from bali_env.envs.single import BaliSingleAgentEnv
+    from bali_env.versus.single import BaliSingleAgentEnv
 
     env = BaliSingleAgentEnv(RandomAgent(seed=0), num_players=2, learner_seat=0)
     first, _ = env.reset(seed=-1)
@@ -347,7 +347,7 @@ def test_single_agent_env_after_an_opponent_raises_needs_a_reset():
     """An opponent that raises leaves the game at its turn: the learner's next step is refused
     (it would otherwise be applied to the opponent's seat) until reset()."""
     from bali_env.agents.random_agent import RandomAgent
-    from bali_env.envs.single import BaliSingleAgentEnv
+    from bali_env.versus.single import BaliSingleAgentEnv
 
     class Faulty(RandomAgent):
         calls = 0

@@ -25,8 +25,8 @@ from bali_env.envs import bali_v0
 from scenario import random_deck
 
 
-def _env(n=3, oracle=False, demon=False, **kwargs):
-    return bali_env.env(num_players=n, oracle=oracle, demon=demon, **kwargs)
+def _env(n=3, oracle=False, demon=False, illegal_action="raise", **kwargs):
+    return bali_env.env(num_players=n, oracle=oracle, demon=demon, illegal_action=illegal_action, **kwargs)
 
 
 def _snapshot(env) -> dict:
@@ -331,13 +331,27 @@ def test_terminate_mode_still_rejects_bad_input():
     assert not any(env.terminations.values())
 
 
-def test_raise_mode_is_the_default():
-    env = bali_env.env(num_players=2)
+def test_env_ends_the_game_on_an_illegal_move_and_raw_env_raises(caplog):
+    """PettingZoo classic's convention: ``env()`` ends the game on an illegal move, -1 for the
+    offender and 0 for the others, with PettingZoo's warning; ``raw_env()`` raises (debugging)."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    EnvLogger.unsuppress_output()
+    env = bali_env.env(num_players=3)
     env.reset(seed=3)
     bad = next(a for a in range(44) if a not in env.unwrapped.legal_actions())
-    with pytest.raises(ValueError, match="illegal action"):
+    offender = env.agent_selection
+    with caplog.at_level("WARNING"):
         env.step(bad)
-    assert not any(env.terminations.values())
+    assert "Illegal move made" in caplog.text
+    assert all(env.terminations.values())
+    assert env.rewards == {a: (-1.0 if a == offender else 0.0) for a in env.possible_agents}
+    assert env.infos[offender]["illegal_action"] is True and env.infos[offender]["action"] == bad
+    raw = bali_v0.raw_env(num_players=3)
+    raw.reset(seed=3)
+    with pytest.raises(ValueError, match="illegal action"):
+        raw.step(bad)
+    assert not any(raw.terminations.values())
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The examples for other RL frameworks run and respect the action mask: TorchRL
-(``PettingZooWrapper``), Tianshou (``PettingZooEnv``, a masked DQN) and PettingZoo's SB3
-action-mask tutorial pattern (``examples/``)."""
+(``PettingZooWrapper``), Tianshou (``PettingZooEnv``, a masked DQN), PettingZoo's SB3
+action-mask tutorial pattern and OpenSpiel's own bots and agents (``examples/``)."""
 
 from __future__ import annotations
 
@@ -75,3 +75,17 @@ def test_sb3_tutorial_pattern_plays_and_trains():
         action, _ = model.predict(obs, action_masks=env.action_mask(), deterministic=True)
         assert env.action_mask()[int(action)]
         obs, *_ = env.step(int(action))
+
+
+def test_openspiel_example_runs_its_bots_and_agents():
+    """OpenSpiel's ISMCTS bot and its DQN agent (through ``rl_environment``) play whole games of
+    ``python_bali``; every win count is one a game can give (0, 0.5 or 1 per game)."""
+    pytest.importorskip("pyspiel")
+    pytest.importorskip("torch")
+    example = _example("openspiel_bali")
+    wins = example.ismcts_against_random(games=2, sims=3, seed=1)
+    assert 0 <= wins <= 2 and (2 * wins) == int(2 * wins)
+    wins = example.dqn_against_random(episodes=4, games=2, seed=1)
+    assert 0 <= wins <= 2 and (2 * wins) == int(2 * wins)
+    lo, hi = example.wilson(30, 40)
+    assert lo < 0.75 < hi

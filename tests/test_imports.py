@@ -23,6 +23,7 @@ FLOORS = (
     ("bali_env",),
     ("bali_env.agents",),
     ("bali_env.arena",),
+    ("bali_env.versus",),
     ("bali_env.training", "bali_env.bench"),
     ("bali_env.apps",),
 )

@@ -14,7 +14,7 @@ import bali_env
 from bali_env.agents import make_agent
 from bali_env.agents.random_agent import RandomAgent
 from bali_env import engine as C
-from bali_env.envs.single import BaliSingleAgentEnv
+from bali_env.versus.single import BaliSingleAgentEnv
 
 
 def test_single_agent_env_passes_gymnasium_checker():
@@ -65,7 +65,8 @@ def test_single_agent_env_gives_the_learner_its_own_terminal_reward(num_players)
 def test_sb3_vec_env_steps_the_learner_seat_only():
     """Each returned row is the learner's observation; dones carry the learner's ±1."""
     pytest.importorskip("stable_baselines3")
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=2))
@@ -74,7 +75,7 @@ def test_sb3_vec_env_steps_the_learner_seat_only():
     rng = np.random.default_rng(1)
     ended = 0
     for _ in range(600):
-        assert (venv.venv.to_move == venv.learner_seat).all()
+        assert (venv.games.to_move == venv.learner_seat).all()
         masks = np.stack(venv.env_method("action_masks"))
         assert masks.shape == (6, C.N_ACTIONS) and masks.any(axis=1).all()
         venv.step_async(np.argmax(masks * rng.random(masks.shape), axis=1))
@@ -163,7 +164,8 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
 def test_score_reward_is_the_learners_margin_over_ten():
     """reward="score": a finished game pays the learner (own final score - mean of the others) / 10."""
     pytest.importorskip("stable_baselines3")
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -177,7 +179,7 @@ def test_score_reward_is_the_learners_margin_over_ten():
         _, rewards, dones, _ = venv.step_wait()
         assert (rewards[~dones] == 0).all()
         for i in np.flatnonzero(dones):
-            scores = venv.venv.final_scores[i]
+            scores = venv.games.final_scores[i]
             me = scores[seats[i]]
             assert rewards[i] == pytest.approx((me - (scores.sum() - me) / 3) / 10, abs=1e-5)
             checked += 1
@@ -191,7 +193,8 @@ def test_lean_ppo_rollout_and_advantages_match_sb3():
     from stable_baselines3.common.buffers import RolloutBuffer
 
     from bali_env.training.lean import LeanPPO
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -226,7 +229,8 @@ def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
 
     from bali_env.training.lean import LeanPPO
     from bali_env.training.train import parse_args
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -327,7 +331,8 @@ def test_self_play_snapshot_is_a_frozen_numpy_copy():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from bali_env.versus.opponents import OpponentPool, make_policy_opponent
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -354,7 +359,8 @@ def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool, make_policy_opponent
+    from bali_env.versus.opponents import OpponentPool, make_policy_opponent
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     def pool_and_env() -> tuple[OpponentPool, BaliSB3VecEnv]:
         pool = OpponentPool(seed=5)
@@ -369,7 +375,7 @@ def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
     venv.reset()
     learner = RandomAgent(seed=7)
     for _ in range(25):  # games end and new ones are dealt from the streams meanwhile
-        venv.step(learner.act_batch(venv.venv.obs, venv.venv.action_masks))
+        venv.step(learner.act_batch(venv.games.obs, venv.games.action_masks))
     saved_pool, saved_games = pool.checkpoint(), venv.checkpoint()
 
     pool2 = OpponentPool.from_checkpoint(saved_pool)
@@ -379,12 +385,12 @@ def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
     twin = RandomAgent(seed=8)
     learner.seed(8)
     for _ in range(60):
-        a = learner.act_batch(venv.venv.obs, venv.venv.action_masks)
-        assert (twin.act_batch(venv2.venv.obs, venv2.venv.action_masks) == a).all()
+        a = learner.act_batch(venv.games.obs, venv.games.action_masks)
+        assert (twin.act_batch(venv2.games.obs, venv2.games.action_masks) == a).all()
         o1, r1, d1, _ = venv.step(a)
         o2, r2, d2, _ = venv2.step(a)
         assert (o1 == o2).all() and (r1 == r2).all() and (d1 == d2).all()
-    assert (venv.venv.states == venv2.venv.states).all() and venv.episode_returns[-len(venv2.episode_returns):] == \
+    assert (venv.games.states == venv2.games.states).all() and venv.episode_returns[-len(venv2.episode_returns):] == \
         venv2.episode_returns and len(venv2.episode_returns) > 0
 
     other = BaliSB3VecEnv(4, OpponentPool.from_checkpoint(saved_pool), num_players=3)
@@ -499,7 +505,8 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
     from bali_env.engine import OBS_DIM
     from bali_env.agents.ppo import ExportedPolicy, PPOAgent, export_policy
     from bali_env.agents.sb3 import SB3Agent
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     torch.manual_seed(0)
     pool = OpponentPool(seed=0)
@@ -667,7 +674,8 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
     from bali_env.agents.ppo import ExportedPolicy, export_policy
     from bali_env.training.train import load_actor, make_model, parse_args
     from bali_env.training.train import run_argv as main
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -704,7 +712,8 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
 
     from bali_env.training.train import load_actor, make_model, parse_args
     from bali_env.training.train import run_argv as main
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -742,7 +751,8 @@ def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
 
     from bali_env.agents.ppo import ExportedPolicy, export_policy
     from bali_env.training.train import init_problem, load_actor, make_model, parse_args
-    from bali_env.training.vec_env import BaliSB3VecEnv, OpponentPool
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)

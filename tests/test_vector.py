@@ -99,7 +99,8 @@ def test_parallel_kernel_matches_serial_kernel():
         actions = np.argmax(a.action_masks * rng.random((n, C.N_ACTIONS)), axis=1)
         a.step(actions)
         C.batch_step_serial(b.states, actions, b._streams, b.num_players, b.oracle, b.demon, *b._options, False,
-                            b.obs, b.action_masks, b.to_move, b.rewards, b.terminated, b.final_scores, b.winner_masks)
+                            b.obs, b.action_masks, b.to_move, b.rewards, b.terminated, b.final_scores, b.winner_masks,
+                            b.final_states)
         np.testing.assert_array_equal(a.states, b.states)
         np.testing.assert_array_equal(a.obs, b.obs)
         np.testing.assert_array_equal(a.rewards, b.rewards)
@@ -209,3 +210,29 @@ def test_minus_one_leaves_a_game_unchanged():
     assert not np.array_equal(venv.states[0], before[0]) and not np.array_equal(venv.states[2], before[2])
     with pytest.raises(ValueError, match="out of range"):
         venv.step(np.array([-2, 4, 4]))
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_a_finished_game_keeps_its_last_position(num_players):
+    """After a game ends (and is dealt anew at once), ``final_states`` holds its last state:
+    ``final_observation(i, seat)`` is exactly what the AEC env shows that seat at the end of the
+    same game."""
+    v = BaliVectorEnv(1, num_players=num_players, seed=21)
+    v.reset()
+    aec = bali_env.raw_env(num_players=num_players)
+    aec.reset(seed=21)
+    rng = np.random.default_rng(3)
+    while True:
+        action = int(rng.choice(np.flatnonzero(v.action_masks[0])))
+        aec.step(action)
+        _, _, term, _, _ = v.step(np.array([action]))
+        if term[0]:
+            break
+    assert all(aec.terminations.values())
+    for q in range(num_players):
+        obs, mask = v.final_observation(0, q)
+        np.testing.assert_array_equal(obs, aec.observe(f"player_{q}")["observation"])
+        assert not mask.any()
+    np.testing.assert_array_equal(v.final_states[0], aec.state())
+    assert not np.array_equal(v.states[0], v.final_states[0])  # the slot holds the next game
+    assert v.num_actions == 44 and v.observation_shape == (C.OBS_DIM,)

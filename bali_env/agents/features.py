@@ -22,7 +22,7 @@ from the same observation. The feature set ``greedy-v1`` appends to the observat
 Every number comes from the heuristic's kernels (``bali_env.agents.greedy``: ``greedy_scores``, which fills
 the context and scores the decision, and ``end_now_value``) with the default weights, so the rules
 stay in the engine and the features see only the observation. A game that is over gives zeros. The trainer
-(``bali_env.training.vec_env``) feeds ``policy_input`` to the network and the exported policy
+(``bali_env.versus.sb3``) feeds ``policy_input`` to the network and the exported policy
 (``bali_env.agents.ppo``) records the feature set, so the NumPy forward pass computes the same input.
 """
 

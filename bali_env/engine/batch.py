@@ -61,9 +61,9 @@ def batch_reset(states, streams, num_players, oracle, demon, deck, starters, alt
 
 @njit(cache=True)
 def _batch_step_one(states, i, action, streams, num_players, oracle, demon, deck, starters, altar,
-                    score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners):
-    """Step game i (action -1: leave it as it is); if it ends, record its rewards, scores and
-    winners and deal the next game."""
+                    score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners, final_states):
+    """Step game i (action -1: leave it as it is); if it ends, record its rewards, scores,
+    winners and final state and deal the next game."""
     s = states[i]
     rewards[i, :] = 0.0
     if action < 0:
@@ -75,6 +75,7 @@ def _batch_step_one(states, i, action, streams, num_players, oracle, demon, deck
         for q in range(num_players):
             final_scores[i, q] = s[final_score(q)]
         winners[i] = s[S_WINNERS]
+        final_states[i, :] = s
         terminated[i] = True
         init_game(s, num_players, oracle, demon, rng_next(streams[i : i + 1]), deck, starters, altar)
     else:
@@ -94,28 +95,29 @@ def _first_illegal(states, actions):
 
 @njit(cache=True, parallel=True)
 def batch_step_parallel(states, actions, streams, num_players, oracle, demon, deck, starters, altar,
-                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners):
+                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners, final_states):
     """Step every game of a batch (parallel over games). Returns -1, or the index of the first
-    game whose action is illegal, in which case nothing was changed."""
+    game whose action is illegal, in which case nothing was changed. A game that ends leaves its
+    last state in ``final_states`` (its observations after the end), then is dealt anew."""
     bad = _first_illegal(states, actions)
     if bad >= 0:
         return bad
     for i in prange(states.shape[0]):
         _batch_step_one(states, i, actions[i], streams, num_players, oracle, demon, deck, starters, altar,
-                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners)
+                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners, final_states)
     return -1
 
 
 @njit(cache=True)
 def batch_step_serial(states, actions, streams, num_players, oracle, demon, deck, starters, altar,
-                      score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners):
+                      score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners, final_states):
     """``batch_step_parallel`` on one thread (lower call overhead for small batches)."""
     bad = _first_illegal(states, actions)
     if bad >= 0:
         return bad
     for i in range(states.shape[0]):
         _batch_step_one(states, i, actions[i], streams, num_players, oracle, demon, deck, starters, altar,
-                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners)
+                        score_mode, obs, masks, to_move, rewards, terminated, final_scores, winners, final_states)
     return -1
 
 

@@ -3,13 +3,12 @@
 | module | job |
 |---|---|
 | ``bali_v0.py`` | the PettingZoo AEC environment (``bali_env.env()``, ``raw_env``) and its documentation |
-| ``single.py`` | ``BaliSingleAgentEnv``: a Gymnasium env, the learner's seat against opponent agents |
 | ``batched.py`` | ``BaliVectorEnv``: N games in one array stepped by one Numba call; ``rollout`` |
 | ``records.py`` | game records: save a game as JSON, load it back with validation, replay it |
 | ``api_check.py`` | a generic checker for action-masked PettingZoo AEC environments |
 
 Rendering is the pictures' (``bali_env.pictures``); the rules, the observation and its decoder
-are the engine's.
+are the engine's; one learner's seat against bots (the Gymnasium envs, SB3) is ``bali_env.versus``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Demon variants are the constructor flags `oracle` and `demon`.
 ### Arguments
 
 ``env(num_players=4, oracle=False, demon=False, render_mode=None, reward="win_loss",
-illegal_action="raise")``
+illegal_action="terminate")``; ``raw_env`` takes the same, with ``illegal_action="raise"``.
 
 - `num_players`: 2, 3 or 4. Seat i is `"player_i"`; seat 0 starts.
 - `oracle`, `demon`: the two variants (independent, combinable).
@@ -31,9 +31,12 @@ illegal_action="raise")``
   (`_repr_svg_`, no extra needed); `bali_env.pictures` draws any view.
 - `reward`: `"win_loss"` (default: +1 to every winner, -1 to every other player, at the end
   only) or `"score"` (at the end: own final score minus the mean final score of the others).
-- `illegal_action`: `"raise"` (default: `step` raises `ValueError` naming the action and the
-  legal ones; nothing changes) or `"terminate"` (PettingZoo's convention: the game ends, the
-  offender gets -1, the others 0, and `infos[offender]["illegal_action"]` is True).
+- `illegal_action`: `"terminate"` (the default of `env()`, PettingZoo classic's convention: an
+  illegal move ends the game, the offender gets -1, the others 0,
+  `infos[offender]["illegal_action"]` is True, and PettingZoo's logger warns) or `"raise"` (the
+  default of `raw_env()`, for debugging: `step` raises `ValueError` naming the action and the
+  legal ones; nothing changes). Either way an id outside 0..43 or a non-integer is an input
+  error (ValueError / TypeError), not a move.
 
 ### Observation
 
@@ -118,6 +121,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from bali_env import engine as C
 from bali_env.engine.contract import action_to_str, deal, final_result, parse_options, seed_to_uint64, state_dict
@@ -159,7 +163,10 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Bali AEC environment (``raw_env`` in PettingZoo's OrderEnforcingWrapper)."""
+    """The Bali AEC environment: ``raw_env`` in PettingZoo's OrderEnforcingWrapper, with PettingZoo
+    classic's convention for an illegal move (``illegal_action="terminate"``: the game ends, the
+    offender gets -1) unless ``illegal_action="raise"`` is asked for."""
+    kwargs.setdefault("illegal_action", "terminate")
     return _OrderEnforcing(raw_env(**kwargs))
 
 
@@ -320,6 +327,7 @@ class raw_env(AECEnv):
             phase = C.PHASE_NAMES[int(self._state[C.S_PHASE])]
             names = ", ".join(f"{i} ({action_to_str(i)})" for i in legal)
             raise ValueError(f"illegal action {a} ({action_to_str(a)}) for {agent} in phase {phase}; legal: {names}")
+        EnvLogger.warn_on_illegal_move()
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {x: (-1.0 if x == agent else 0.0) for x in self.agents}
         self.terminations = {x: True for x in self.agents}

@@ -85,11 +85,15 @@ class BaliVectorEnv:
         self.truncated = np.zeros(n, dtype=np.bool_)
         self.final_scores = np.zeros((n, self.num_players), dtype=np.int64)
         self.winner_masks = np.zeros(n, dtype=np.int64)
+        self.final_states = np.zeros((n, C.STATE_SIZE), dtype=C.STATE_DTYPE)  #: each game's last state once it ended
         self._options = (np.zeros(0, np.int64),) * 3
         self._seed = seed
         self._streams = _streams(seed, n)
         self._has_reset = False
         self.parallel = n >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
+
+    num_actions = C.N_ACTIONS  #: pgx's name: the size of the action space
+    observation_shape = (C.OBS_DIM,)  #: pgx's name: the shape of one observation
 
     @property
     def state_bytes_per_game(self) -> int:
@@ -137,6 +141,19 @@ class BaliVectorEnv:
         self.rewards[i] = 0.0
         self.terminated[i] = False
 
+    def restart_game(self, i: int) -> None:
+        """Deal game i anew from the next seed of its own stream (what an automatic reset does),
+        e.g. after a player forfeited it; row i of ``obs``, ``action_mask`` and ``to_move`` is
+        updated, ``rewards[i]`` and ``terminated[i]`` cleared."""
+        i = check_int("i", i, 0, self.num_envs - 1)
+        if not self._has_reset:
+            raise RuntimeError("call reset() before restart_game()")
+        deck, starters, altar = self._options
+        C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
+                          altar, self.obs, self.action_masks, self.to_move)
+        self.rewards[i] = 0.0
+        self.terminated[i] = False
+
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Apply one action per game (int array of length N) for the seat to move in that game;
         ``-1`` leaves a game as it is this step (its rewards are 0 and it is not terminated), so
@@ -153,7 +170,7 @@ class BaliVectorEnv:
         deck, starters, altar = self._options
         bad = kernel(self.states, acts, self._streams, self.num_players, self.oracle, self.demon, deck, starters, altar,
                      self.reward_mode == "score", self.obs, self.action_masks, self.to_move, self.rewards,
-                     self.terminated, self.final_scores, self.winner_masks)
+                     self.terminated, self.final_scores, self.winner_masks, self.final_states)
         if bad >= 0:
             legal = np.flatnonzero(self.action_masks[bad]).tolist()
             raise ValueError(
@@ -188,6 +205,17 @@ class BaliVectorEnv:
             C.observe(self.states[i], int(seat), obs[i], masks[i])
         return obs, masks
 
+    def final_observation(self, i: int, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """Game i's last position before its automatic reset (the game that ended on the last
+        ``step`` where ``terminated[i]``), as ``seat`` observes it: ``(obs, mask)``, fresh arrays
+        (the mask is all zeros: the game is over)."""
+        i = check_int("i", i, 0, self.num_envs - 1)
+        seat = check_int("seat", seat, 0, self.num_players - 1)
+        obs = np.zeros(C.OBS_DIM, dtype=np.float32)
+        mask = np.zeros(C.N_ACTIONS, dtype=np.int8)
+        C.observe(self.final_states[i], seat, obs, mask)
+        return obs, mask
+
     def state_dict(self, i: int) -> dict[str, Any]:
         """The full true state of game i (docs/rules.md section 8)."""
         from bali_env.engine.contract import state_dict
@@ -203,7 +231,7 @@ def _kernel_calls(num_players: int, oracle: bool, demon: bool) -> list[tuple[Any
              env.action_masks, env.to_move)
     step = (env.states, np.zeros(1, np.int64), env._streams, env.num_players, env.oracle, env.demon, deck, starters,
             altar, False, env.obs, env.action_masks, env.to_move, env.rewards, env.terminated, env.final_scores,
-            env.winner_masks)
+            env.winner_masks, env.final_states)
     return [(C.batch_reset_one, reset), (C.batch_step_serial, step)]
 
 

@@ -9,11 +9,10 @@ or with Ray RLlib (``bali train --framework rllib``). One job per module:
 | | package, exit 130 when interrupted (``TrainingError``, ``run_command``) |
 | ``options.py`` | the flags both share and their checks, ``--resume``'s config, claiming the output folder |
 | ``loop.py`` | ``bali train``'s run: the model, the training loop (``Session``), its counters (``RunProgress``) |
-| ``pool.py`` | the opponent pool: random, greedy, mcts, frozen self-play snapshots; returns per opponent |
+| ``pool.py`` | a run's opponent pool (``bali_env.versus.opponents``): self-play snapshots; returns per opponent |
 | ``evaluate.py`` | evaluating policies with the tournament code; ``eval.csv`` and ``learning_curve.png`` |
 | ``checkpoints.py`` | saving models, the ``resume.pt`` checkpoint, loading ``--init`` policies |
 | ``progress.py`` | the clean stop on SIGINT/SIGTERM and the progress bar, for both loops |
-| ``vec_env.py`` | ``BaliSB3VecEnv``: learner-vs-pool games on the batched Numba env, as an SB3 VecEnv |
 | ``lean.py`` | ``--trainer lean``: PPO with MaskablePPO's losses and less overhead |
 | ``privileged.py`` | ``--privileged-critic``: the hidden state as features for the critic only |
 | ``rllib_env.py`` | what RLlib trains: the multi-agent env, the masked module, the self-play mapping |

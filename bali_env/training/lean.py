@@ -117,7 +117,7 @@ class LeanPPO:
             return None
         from .privileged import privileged_features
 
-        privileged_features(self.venv.venv.states, self.venv.learner_seat, self._extra_now)
+        privileged_features(self.venv.games.states, self.venv.learner_seat, self._extra_now)
         return torch.from_numpy(self._extra_now)
 
     def set_logger(self, logger: Any) -> None:

@@ -224,7 +224,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     from bali_env import arena as _tournament  # noqa: F401  (loaded now: the evaluations use it later)
 
-    from .vec_env import BaliSB3VecEnv
+    from bali_env.versus.sb3 import BaliSB3VecEnv
 
     torch.set_num_threads(args.torch_threads)  # the env steps in this process too
     saved = load_checkpoint(args.out / CHECKPOINT, args) if args.resume is not None else None

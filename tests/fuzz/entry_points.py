@@ -24,7 +24,7 @@ import bali_env
 from bali_env.agents import make_agent
 from bali_env import engine as C
 from bali_env.envs.records import load_record, make_record, save_record
-from bali_env.envs.single import BaliSingleAgentEnv
+from bali_env.versus.single import BaliSingleAgentEnv
 from bali_env.envs.batched import BaliVectorEnv, rollout
 
 CLEAN = (TypeError, ValueError, IndexError, RuntimeError)
