@@ -350,7 +350,9 @@ def ways_table() -> str:
         lines.append(f"| {way} | {construction} | {conventions} | {speed} |")
     extra = [f"{_int(ways[k]['per_s'])} with {k.rsplit('_', 1)[1]}" for k in ways
              if k.startswith("gymnasium_vector_") and "per_s" in ways[k]]
-    lines += ["", "The Gymnasium vector env's learner steps per second by opponents: " + ", ".join(extra) + "."]
+    lines += ["", "The Gymnasium vector env's learner steps per second by opponents: " + ", ".join(extra) + ". A "
+              "learner step is one learner decision and the opponents' up to its next (about two decisions in 2 "
+              "players); `bali bench` measures them too."]
     return "\n".join(lines)
 
 

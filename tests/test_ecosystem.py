@@ -273,3 +273,19 @@ def test_openspiels_ismcts_and_rl_environment_play_it():
         p = time_step.observations["current_player"]
         time_step = env.step([agents[p].step(time_step).action])
     assert sorted(time_step.rewards) == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "ppo", "mcts:sims=20"])
+def test_opponents_decide_the_same_unchecked(spec):
+    """The vector env hands its opponents its own buffers unchecked (``act_batch_unchecked``):
+    the same choices as the checked ``act_batch`` of an agent seeded the same way."""
+    from bali_env.agents import make_agent
+    from bali_env.envs.batched import BaliVectorEnv
+
+    games = BaliVectorEnv(16, num_players=2, seed=3)
+    games.reset()
+    for _ in range(30):
+        games.step(_first_legal(games.action_masks))
+    a, b = make_agent(spec, seed=5), make_agent(spec, seed=5)
+    np.testing.assert_array_equal(a.act_batch(games.obs, games.action_masks),
+                                  b.act_batch_unchecked(games.obs, games.action_masks))

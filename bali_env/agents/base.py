@@ -133,6 +133,12 @@ class Agent(ABC):
         """One action per row; the default calls ``act`` row by row."""
         return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64)
 
+    def act_batch_unchecked(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act_batch`` on an environment's own buffers (float32 observations the engine wrote,
+        int8 masks with a legal action in every row), which need no checking: what the learner
+        envs call for their opponents (``bali_env.versus``). The default checks anyway."""
+        return self.act_batch(observations, action_masks)
+
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """One action per row, row i's randomness drawn from ``keys[i]`` (``decision_keys``), so
         each row's choice does not depend on the other rows: what tournaments call. The default

@@ -405,8 +405,13 @@ class PPOAgent(Agent):
         """``act_batch`` with row i's sample (when not deterministic) drawn from ``keys[i]``."""
         return self._decide(observations, action_masks, np.asarray(keys, dtype=np.uint64).reshape(-1))
 
-    def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None) -> np.ndarray:
-        obs, masks = check_observations(observations, action_masks)
+    def act_batch_unchecked(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act_batch`` on an environment's own buffers (nothing to check)."""
+        return self._decide(observations, action_masks, None, checked=True)
+
+    def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None,
+                checked: bool = False) -> np.ndarray:
+        obs, masks = (observations, action_masks) if checked else check_observations(observations, action_masks)
         legal = masks.astype(bool)
         # the player-count one-hot of the spec, read for the whole batch at once
         counts = MIN_PLAYERS + np.argmax(obs[:, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS], axis=1)

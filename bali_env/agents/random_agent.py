@@ -24,6 +24,10 @@ class RandomAgent(Agent):
         _, masks = check_observations(observations, action_masks)
         return np.argmax(masks * self.rng.random(masks.shape), axis=1)
 
+    def act_batch_unchecked(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act_batch`` on an environment's own buffers (nothing to check)."""
+        return np.argmax(action_masks * self.rng.random(action_masks.shape), axis=1)
+
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """A uniform random legal action per row, drawn from that row's key."""
         _, masks = check_observations(observations, action_masks)

@@ -119,37 +119,11 @@ def bench_startup() -> dict[str, float]:
 
 # ----------------------------------------------------------------------------- AEC loops
 def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, float]:
-    """Decisions per second of a PettingZoo AEC env played by uniform random masked actions.
+    """Decisions per second of a PettingZoo AEC env (``bali_env.bench.ways.aec_steps_per_second``,
+    reached from here by ``benchmarks/compare.py``'s harness)."""
+    from bali_env.bench.ways import aec_steps_per_second as measure
 
-    The loop is the usual ``agent_iter``/``last``/``step`` one; the observation is produced
-    (``last()``) at every step; dead steps at the end of a game are not counted as decisions."""
-    env = make_env()
-    rnd = random.Random(seed)
-
-    def play(budget: float) -> tuple[int, int, float]:
-        steps = games = 0
-        env.reset(seed=seed)
-        t0 = time.perf_counter()
-        while True:
-            for _agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    action = None
-                else:
-                    legal = np.flatnonzero(obs["action_mask"])
-                    action = int(legal[int(rnd.random() * len(legal))])
-                    steps += 1
-                env.step(action)
-            games += 1
-            elapsed = time.perf_counter() - t0
-            if elapsed >= budget:
-                return steps, games, elapsed
-            env.reset()
-
-    play(min(0.5, seconds))  # warm-up: JIT, caches
-    steps, games, elapsed = play(seconds)
-    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games,
-            "seconds": elapsed}
+    return measure(make_env, seconds, seed)
 
 
 def _pettingzoo_anchor(name: str) -> Callable[[], Any]:
@@ -400,6 +374,10 @@ def _notes(results: dict[str, Any]) -> list[str]:
         from bali_env.bench.search import summary as search_summary
 
         notes += search_summary(results["search"])
+    if results.get("ways"):
+        from bali_env.bench.ways import summary as ways_summary
+
+        notes.append("every way in: " + "; ".join(ways_summary(results["ways"])))
     return notes
 
 
@@ -525,6 +503,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from bali_env.bench.search import bench_search
 
     results["search"] = bench_search(5 if args.quick else 20)
+    print("measuring every way in (AEC, Gymnasium, vector, SB3, batch, OpenSpiel) ...", flush=True)
+    from bali_env.bench.ways import bench_ways
+
+    results["ways"] = bench_ways(min(seconds, 3.0))
     from bali_env import engine as core
 
     largest = str(max(sizes))

@@ -72,6 +72,10 @@ class GreedyAgent(Agent):
         without a legal action gets -1."""
         return self._run(*self._checked(observations, action_masks), None)
 
+    def act_batch_unchecked(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``act_batch`` on an environment's own buffers (float32 / int8 rows the engine wrote)."""
+        return self._run(np.ascontiguousarray(observations), np.ascontiguousarray(action_masks), None)
+
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """``act_batch`` with row i's ties broken by a stream started at ``keys[i]`` (uint64 [N]):
         a row's choice depends on that row and its key only (what tournaments call)."""
