@@ -110,6 +110,16 @@ def rate_text(rate: float, low: float, high: float) -> str:
     return f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
+def example_figures() -> set[str]:
+    """The win rates of the kept example runs (``docs/results/examples/*.json``: per run its wins
+    and games), as pages quote them."""
+    out = set()
+    for path in sorted((RESULTS_DIR / "examples").glob("*.json")):
+        for run in json.loads(path.read_text())["runs"].values():
+            out.add(rate_text(run["wins"] / run["games"], *wilson_interval(run["wins"], run["games"])))
+    return out
+
+
 def figure(claim: Claim) -> str:
     """``72.4% [70.2, 74.4]``: the claim's win rate and 95% Wilson interval, as pages quote it."""
     wins, games = tally(claim)

@@ -88,14 +88,26 @@ def main() -> None:
     parser.add_argument("--sims", type=int, default=30, help="ISMCTS simulations a move (default 30)")
     parser.add_argument("--episodes", type=int, default=2000, help="DQN training games (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="also write the results as JSON here")
     args = parser.parse_args()
+    runs = {}
     for name, run in (("ISMCTS", lambda: ismcts_against_random(args.games, args.sims, args.seed)),
                       ("DQN", lambda: dqn_against_random(args.episodes, args.games, args.seed))):
         start = time.perf_counter()
         wins = run()
         lo, hi = wilson(wins, args.games)
+        seconds = round(time.perf_counter() - start)
+        runs[name] = {"against": "random", "wins": wins, "games": args.games, "seconds": seconds}
         print(f"{name} against random: {100 * wins / args.games:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] of "
-              f"{args.games} games ({time.perf_counter() - start:.0f} s)")
+              f"{args.games} games ({seconds} s)")
+    if args.out:
+        import json
+
+        from bali_env.files import write_text
+
+        write_text(args.out, json.dumps({"command": "python examples/openspiel_bali.py " + " ".join(
+            f"--{k} {v}" for k, v in (("games", args.games), ("sims", args.sims), ("episodes", args.episodes),
+                                      ("seed", args.seed))), "runs": runs}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ def test_every_quoted_win_rate_comes_from_a_result_file(page):
     give (so a rerun with other results, or a typo, fails here)."""
     known = {figures.figure(claim) for claim in figures.CLAIMS}
     known |= {figures.exploit_figure(run) for run in figures.exploit_runs()}  # the kept best responses
+    known |= figures.example_figures()  # the kept runs of the examples
     stale = [f for f in figures.quoted_figures(page.read_text()) if f not in known]
     assert not stale, f"{page.name} quotes figures no result file gives: {stale}"
 
