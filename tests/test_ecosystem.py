@@ -21,11 +21,16 @@ from bali_env.versus.vector import BaliGymVectorEnv
 CONFIGS = [(2, False, False), (3, True, False), (4, False, True), (4, True, True)]
 
 
-def _quiet():
-    """PettingZoo's illegal-move warning, once per illegal sample action of a checker: silenced."""
+@pytest.fixture
+def quiet():
+    """PettingZoo's illegal-move warning, once per illegal sample action of a wrapper: silenced
+    for the test, then back on."""
     from pettingzoo.utils.env_logger import EnvLogger
 
     EnvLogger.suppress_output()
+    yield
+    EnvLogger.unsuppress_output()
+    EnvLogger.flush()
 
 
 # ============================================================================= Gymnasium: the id
@@ -42,7 +47,6 @@ def test_gymnasium_check_env_passes(num_players, oracle, demon, render_mode, cap
     """Gymnasium's checker steps unmasked sample actions: an illegal one ends the episode."""
     from gymnasium.utils.env_checker import check_env
 
-    _quiet()
     env = gymnasium.make("bali_env/Bali-v0", num_players=num_players, oracle=oracle, demon=demon,
                          render_mode=render_mode)
     with warnings.catch_warnings():
@@ -59,17 +63,20 @@ def test_gymnasium_check_env_passes(num_players, oracle, demon, render_mode, cap
 def test_sb3_check_env_passes(num_players, oracle, demon):
     from stable_baselines3.common.env_checker import check_env
 
-    _quiet()
     check_env(gymnasium.make("bali_env/Bali-v0", num_players=num_players, oracle=oracle, demon=demon).unwrapped)
 
 
-def test_an_illegal_action_ends_the_episode_with_minus_one():
-    _quiet()
+def test_an_illegal_action_ends_the_episode_with_minus_one(capsys, caplog):
+    """The info says so; no PettingZoo warning is printed nor queued (Gymnasium's way)."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    queued = len(EnvLogger.mqueue)
     env = gymnasium.make("bali_env/Bali-v0", opponents="greedy")
     obs, info = env.reset(seed=5)
     bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
     obs, reward, terminated, truncated, info = env.step(bad)
     assert (reward, terminated, truncated) == (-1.0, True, False) and info["illegal_action"] is True
+    assert len(EnvLogger.mqueue) == queued and capsys.readouterr().out == "" and not caplog.records
     raising = gymnasium.make("bali_env/Bali-v0", illegal_action="raise")
     _, info = raising.reset(seed=5)
     with pytest.raises(ValueError, match="illegal action"):
@@ -164,7 +171,6 @@ def test_gymnasium_vector_wrappers_run_on_it():
 
 
 def test_an_illegal_learner_action_ends_that_game_only():
-    _quiet()
     v = BaliGymVectorEnv(3, opponents="random")
     obs, info = v.reset(seed=4)
     acts = _first_legal(info["action_mask"])
@@ -199,12 +205,11 @@ def test_the_sb3_vec_env_gives_terminal_observations_under_vec_monitor():
 
 # ============================================================================= PettingZoo + SuperSuit
 @pytest.mark.parametrize("wrapper", ["sticky_actions_v0", "frame_skip_v0", "delay_observations_v0"])
-def test_supersuit_wrappers_run_on_env(wrapper):
+def test_supersuit_wrappers_run_on_env(wrapper, quiet):
     """SuperSuit's wrappers step sample actions (illegal ones too): env() ends the game with -1
     for the offender, as PettingZoo's classic environments do."""
     import supersuit
 
-    _quiet()
     kwargs = {"sticky_actions_v0": {"repeat_action_probability": 0.25}, "frame_skip_v0": {"num_frames": 2},
               "delay_observations_v0": {"delay": 2}}[wrapper]
     env = getattr(supersuit, wrapper)(bali_env.env(num_players=3), **kwargs)

@@ -645,7 +645,7 @@ def _play_env_game(g: int, bad) -> int:
     config = CONFIGURATIONS[g % len(CONFIGURATIONS)]
     n, oracle, demon = config
     seed = ENV_SEED_BASE + g
-    env = bali_env.env(num_players=n, oracle=oracle, demon=demon)
+    env = bali_env.env(num_players=n, oracle=oracle, demon=demon, illegal_action="raise")
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     sd0 = env.unwrapped.state_dict()

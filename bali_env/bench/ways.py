@@ -196,13 +196,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import json
     import platform
 
+    from bali_env.engine import flags
     from bali_env.engine.validate import arg_type, check_number
     from bali_env.files import write_text
 
-    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.ways", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bali_env.bench.ways", description=__doc__.splitlines()[0],
+                                     parents=[flags.out("write the results as JSON here (a file)")])
     parser.add_argument("--seconds", type=arg_type(check_number, 0, 600, True), default=3.0,
                         help="timed seconds per way (default 3)")
-    parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     result = {"players": PLAYERS, "vector_envs": VECTOR_ENVS, "seconds": args.seconds,
               "machine": {"python": platform.python_version(), "processor": platform.processor()},

@@ -218,6 +218,9 @@ class raw_env(AECEnv):
 
     metadata = {"name": "bali_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
                 "render_fps": 2}
+    #: print PettingZoo's illegal-move warning when an illegal action ends the game (the Gymnasium
+    #: single-agent env turns it off: its ``info["illegal_action"]`` says so instead)
+    warn_illegal: bool = True
 
     def __init__(
         self,
@@ -327,7 +330,8 @@ class raw_env(AECEnv):
             phase = C.PHASE_NAMES[int(self._state[C.S_PHASE])]
             names = ", ".join(f"{i} ({action_to_str(i)})" for i in legal)
             raise ValueError(f"illegal action {a} ({action_to_str(a)}) for {agent} in phase {phase}; legal: {names}")
-        EnvLogger.warn_on_illegal_move()
+        if self.warn_illegal:
+            EnvLogger.warn_on_illegal_move()
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {x: (-1.0 if x == agent else 0.0) for x in self.agents}
         self.terminations = {x: True for x in self.agents}

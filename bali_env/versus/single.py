@@ -16,8 +16,9 @@ every other seat draws its opponent when a game starts (with the env's seeded ge
 agent objects (anything with ``act(observation, action_mask)``), one per other seat, cycling
 through the list. The learner's seat is ``learner_seat``: ``"random"`` (from the env's seeded
 generator; the default), ``"rotate"`` (seat = episode number mod n) or a fixed seat number. An
-illegal learner action ends the episode with reward -1 (PettingZoo classic's convention; with
-``illegal_action="raise"`` it raises ValueError, for debugging). The same ``reset(seed=...)``
+illegal learner action ends the episode with reward -1 and ``info["illegal_action"] = True``
+(PettingZoo classic's convention, without its printed warning; with ``illegal_action="raise"`` it
+raises ValueError, for debugging). The same ``reset(seed=...)``
 gives the same game, seats, opponents and opponents' moves, as Gymnasium's checker expects.
 """
 
@@ -58,6 +59,7 @@ class BaliSingleAgentEnv(gymnasium.Env):
     ) -> None:
         self._env = raw_env(num_players=num_players, oracle=oracle, demon=demon, reward=reward, render_mode=render_mode,
                             illegal_action=illegal_action)
+        self._env.warn_illegal = False  # Gymnasium's way: info["illegal_action"], no printed warning
         if not (isinstance(learner_seat, str) and learner_seat in ("rotate", "random")):
             try:
                 learner_seat = check_seat(learner_seat, num_players, "learner_seat")

@@ -92,10 +92,12 @@ def call(name: str, fn, *args, **kwargs) -> object:
 
 
 def fuzz_aec() -> None:
-    env = call("bali_env.env", bali_env.env, num_players=near(2, 4), oracle=flag(), demon=flag())
+    # illegal_action="raise": a refused step must leave the game as it was (env() ends it by default)
+    env = call("bali_env.env", bali_env.env, num_players=near(2, 4), oracle=flag(), demon=flag(),
+               illegal_action="raise")
     if env is REFUSED:
         env = bali_env.env(num_players=int(rng.integers(2, 5)), oracle=bool(rng.random() < 0.5),
-                           demon=bool(rng.random() < 0.5))
+                           demon=bool(rng.random() < 0.5), illegal_action="raise")
     if call("env.reset", env.reset, seed=near(0, 10), options=options()) is REFUSED:
         env.reset(seed=int(rng.integers(100)))
     call("env.observe", env.observe, anything() if rng.random() < 0.5 else f"player_{near(0, 4)}")
