@@ -94,14 +94,22 @@ def load(name: str) -> dict:
 
 
 def tally(claim: Claim) -> tuple[float, int]:
-    """The participant's wins (a shared win counts 1/k) and games, pooled over the claim's files."""
-    wins, games = 0.0, 0
+    """The participant's wins (a shared win counts 1/k) and games, pooled over the claim's files from
+    their game records, **each deal counted once**: a game whose deal seed an earlier game of the
+    claim (in file order) already used is left out, so runs whose deals overlap (seeds ``s`` and
+    ``s + 1`` before deals were hashed shared all but one) never count a deal twice."""
+    wins, games, seen = 0.0, 0, set()
     for name in claim.files:
-        rows = [p for p in load(name)["participants"] if p["name"] == claim.participant]
-        if len(rows) != 1:
+        doc = load(name)
+        if claim.participant not in [p["name"] for p in doc["participants"]]:
             raise ValueError(f"{name}.json has no participant {claim.participant!r}")
-        wins += rows[0]["wins"]
-        games += rows[0]["games"]
+        for game in doc["games"]:
+            if game["seed"] in seen or claim.participant not in game["lineup"]:
+                continue
+            seen.add(game["seed"])
+            games += 1
+            if game["lineup"].index(claim.participant) in game["winners"]:
+                wins += 1 / len(game["winners"])
     return wins, games
 
 
@@ -135,9 +143,26 @@ def command(name: str) -> str:
             f"--games {c['games_requested']} --seed {c['seed']}{flags}")
 
 
+def fresh_deals(name: str) -> bool:
+    """Whether the kept run ``name`` was dealt from ``deal_seed(seed, k)`` (hashed deals, which no
+    training, checkpoint choice or tuning has looked at) rather than the earlier ``seed + k``."""
+    from bali_env.arena import deal_seed
+
+    doc = load(name)
+    return all(g["seed"] == deal_seed(doc["config"]["seed"], g["game"]) for g in doc["games"])
+
+
+OLD_DEALS_NOTE = ("† measured before deals were hashed: game k of seed s was dealt from s + k, the deals the "
+                  "shipped policies and search settings were chosen on, and runs of seeds s and s + 1 shared all "
+                  "but one deal (counted once here); not yet measured again on fresh deals "
+                  "(`python -m benchmarks.rerun NAME`).")  #: said under the table when a row has such a run
+
+
 def headline_table() -> str:
-    """The README's table of strength figures, from the claims marked ``headline``."""
+    """The README's table of strength figures, from the claims marked ``headline`` (a row with a
+    run on the earlier deals is marked †, explained under the table)."""
     lines = ["| what | result | command (result file) |", "|---|---|---|"]
+    old = False
     for claim in CLAIMS:
         if not claim.headline:
             continue
@@ -145,9 +170,11 @@ def headline_table() -> str:
         games = tally(claim)[1]
         files = "; ".join(f"`{command(name)}` ([{name}](docs/results/{name}.json))" for name in claim.files)
         note = f" {claim.note}" if claim.note else ""
-        lines.append(f"| {claim.label} | `{claim.participant}` wins **{rate}** {interval} of {games:,} games{note} "
-                     f"| {files} |")
-    return "\n".join(lines)
+        mark = "" if all(fresh_deals(name) for name in claim.files) else " †"
+        old = old or bool(mark)
+        lines.append(f"| {claim.label} | `{claim.participant}` wins **{rate}** {interval} of {games:,} games"
+                     f"{note}{mark} | {files} |")
+    return "\n".join(lines + (["", OLD_DEALS_NOTE] if old else []))
 
 
 def quoted_figures(text: str) -> list[str]:
@@ -196,7 +223,9 @@ def picture_rows(bench: dict) -> list[tuple[str, str]]:
          f"{faults['games']} games in {faults['seconds']:.1f} s, every game accounted for"),
     ] + [(f"a `{spec}` decision ({', '.join(f'{k}={v:g}' for k, v in r['settings'].items())}), 2 players",
           f"{r['ms_per_decision']:.1f} ms one at a time, {r['ms_per_decision_batched']:.1f} ms in batches of "
-          f"{r['batch']}") for spec, r in bench.get("search", {}).items()]
+          f"{r['batch']}" + (f"; {r['ms_per_decision_busy']:.1f} ms one at a time beside a competing process"
+                             if "ms_per_decision_busy" in r else ""))
+        for spec, r in bench.get("search", {}).items()]
 
 
 def speed_table() -> str:

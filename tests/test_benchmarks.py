@@ -83,7 +83,8 @@ def test_bench_prints_and_draws_what_it_measured(tmp_path, capsys, monkeypatch):
     search = data["search"]
     assert list(search) == ["mcts", "ppo+search"] and search["ppo+search"]["settings"]["sims"] == 800
     for spec, r in search.items():
-        assert r["ms_per_decision"] > 0 and r["batch"] == 64
+        assert r["ms_per_decision"] > 0 and r["batch"] == 64 and r["ms_per_decision_busy"] > 0
+        assert f"{r['ms_per_decision_busy']:.1f} ms one at a time beside a competing process" in flat
         assert f"{spec} (" in flat and f"{r['ms_per_decision']:.1f} ms a decision one at a time" in flat
 
     png = (out_dir / "bench.png").read_bytes()

@@ -202,10 +202,119 @@ def test_step_through_an_html_replay(browser, tmp_path):
     assert "play" in page.inner_text("#play")  # autoplay stops at the end
     assert page.inner_text("#announce").count("Final scores") == 1
     assert "Game over" in page.text_content("#stage")
+    assert _shown(page, "#scoring") and "=== Final scoring ===" in page.inner_text("#scoring")  # item by item
+    assert 'href="#hidden"' not in page.inner_html("#bali-supply-deck-altar")  # the altar is counted: no "?"
     page.keyboard.press("Home")
     assert counter.inner_text() == "start of the game"
+    assert not _shown(page, "#scoring")
     page.keyboard.press("End")
     page.screenshot(path=str(SHOTS / "replay-end.png"))
     assert all(url.startswith("file://") for url in requests), requests  # nothing from the network
+    assert not errors, errors
+    page.close()
+
+
+def _shown(page, selector: str) -> bool:
+    """Whether ``selector`` is seen: displayed, not hidden by an ancestor, and with a box that
+    lies (at least partly) inside the page's width."""
+    loc = page.locator(selector)
+    if not loc.is_visible():
+        return False
+    box = loc.bounding_box()
+    return box is not None and box["width"] > 0 and box["height"] > 0 and box["x"] < page.viewport_size["width"]
+
+
+def _within_width(page, selector: str) -> None:
+    """Every element of ``selector`` lies inside the window's width (no sideways scrolling)."""
+    width = page.viewport_size["width"]
+    for k in range(page.locator(selector).count()):
+        box = page.locator(selector).nth(k).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (selector, k, box, width)
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (420, 860)], ids=["wide", "narrow"])
+def test_each_page_shows_only_what_it_should(browser, server, size):
+    """What a person sees, at a wide and a narrow window: the setup page shows the form and the
+    help, not the game panel (``#game { display: grid }`` once overrode its ``hidden``); a game
+    shows the board and the options inside the window, not the form; "New game" shows the form
+    again and no old board. The help opens and explains the offering ranges; nothing on the page
+    says where the options are ("on the right" is below in a narrow window)."""
+    page, errors = _page(browser, *size)
+    page.goto(server + "/")
+    page.wait_for_selector("select.opponent")
+    assert _shown(page, "#setup") and _shown(page, "#start") and _shown(page, "#help summary")
+    assert not _shown(page, "#game") and not _shown(page, "#board") and not _shown(page, "#end")
+    assert not _shown(page, "#help .help-body")
+    page.click("#help summary")
+    assert _shown(page, "#help .help-body") and "at least 0, at most 1" in page.inner_text("#help")
+    _within_width(page, "#help li")
+    page.click("#help summary")
+    page.select_option("#players", "2")
+    page.fill("#seed", "3")
+    page.click("#start")
+    page.wait_for_selector("#options button", state="visible")
+    assert _shown(page, "#game") and _shown(page, "#board svg") and not _shown(page, "#setup")
+    assert not _shown(page, "#end") and not _shown(page, "#error")
+    _within_width(page, "#options button")
+    _within_width(page, "#board svg")
+    body = page.inner_text("body")
+    assert "on the right" not in body and "below" not in body
+    assert page.inner_text("#status") in ("Your move: choose one of the options (or press its number).",
+                                          "Your move: only one option is legal (the options say why).")
+    page.screenshot(path=str(SHOTS / f"web-game-{size[0]}.png"), full_page=True)
+    page.click("#new-game")
+    assert _shown(page, "#setup") and not _shown(page, "#game") and not _shown(page, "#board svg")
+    assert not errors, errors
+    page.close()
+
+
+def test_hidden_never_loses_to_a_display_rule(browser, server, tmp_path):
+    """The class of the bug above: every element of the play page and of an HTML replay that
+    carries ``hidden`` is not displayed, whatever the style sheet says."""
+    from bali_env.pictures.html import replay_html
+
+    page, errors = _page(browser)
+    page.goto(server + "/")
+    page.wait_for_selector("select.opponent")
+    shown_hidden = page.evaluate("""() => Array.from(document.querySelectorAll('[hidden]'))
+        .filter((e) => getComputedStyle(e).display !== 'none').map((e) => e.id || e.tagName)""")
+    assert shown_hidden == [], shown_hidden
+    env = __import__("bali_env").raw_env(num_players=2)
+    env.reset(seed=1)
+    for _ in range(5):
+        env.step(env.legal_actions()[0])
+    out = tmp_path / "r.html"
+    out.write_text(replay_html(env.game_record()))
+    page.goto(out.as_uri())
+    shown_hidden = page.evaluate("""() => Array.from(document.querySelectorAll('[hidden]'))
+        .filter((e) => getComputedStyle(e).display !== 'none').map((e) => e.id || e.tagName)""")
+    assert shown_hidden == [] and page.locator("[hidden]").count() >= 1, shown_hidden
+    assert not errors, errors
+    page.close()
+
+
+def test_a_single_option_shows_why(browser, server):
+    """A decision with one legal option shows, with the option, why it is the only one."""
+    page, errors = _page(browser, 420, 860)
+    page.goto(server + "/")
+    page.select_option("#players", "2")
+    page.wait_for_selector("select.opponent")
+    page.fill("#seed", "11")
+    page.click("#start")
+    page.wait_for_selector("#board svg")
+    page.select_option("#speed", "150")
+    for _ in range(400):
+        page.wait_for_function("() => !document.querySelector('#end').hidden || "
+                               "document.querySelectorAll('#options button:not([disabled])').length > 0",
+                               timeout=60_000)
+        if page.locator("#end").is_visible():
+            raise AssertionError("no single-option decision in this game")
+        buttons = page.locator("#options button:not([disabled])")
+        if buttons.count() == 1:
+            assert _shown(page, "#only") and page.inner_text("#only").startswith("Only one option: ")
+            assert "only one option is legal" in page.inner_text("#status")
+            break
+        assert not _shown(page, "#only")
+        buttons.last.click()
     assert not errors, errors
     page.close()

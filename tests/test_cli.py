@@ -76,7 +76,10 @@ def test_demo_refuses_bad_options_before_playing(bad, capsys):
 ROOT = Path(__file__).resolve().parent.parent
 #: the flags several commands share (``bali_env.engine.flags``)
 SHARED_FLAGS = ("--players", "--oracle", "--demon", "--seed", "--games", "--workers", "--move-time", "--game-time",
-                "--out", "--progress")
+                "--out", "--overwrite", "--progress")
+#: the commands that write an output folder: one rule for --out (``bali_env.files.check_out_folder``)
+#: and --overwrite in each (train and exploit: their own helper adds it, ``bali_env.training``)
+OUT_FOLDER_COMMANDS = ("tournament", "league", "bench")
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -222,3 +225,101 @@ def test_resume_takes_the_folder_in_every_command():
         ["tournament", "--agents", "a", "b", "--games", "4", "--resume", "o"]
     assert cli._again("tournament", ["--resume", "o", "--seed", "2"], Path("o")) == \
         ["tournament", "--seed", "2", "--resume", "o"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["tournament", "--agents", "a", "b", "--players", "7"],
+    ["league", "--agents", "a", "b", "--games", "x"],
+    ["tournament", "--agents", "a", "b", "--resume"],
+    ["replay"],
+    ["demo", "--seed", "-1"],
+    ["exploit"],
+    ["bench", "--seconds", "0"],
+    ["serve", "--port", "x"],
+    ["play", "--no-such-flag"],
+])
+def test_an_argparse_error_is_two_lines(argv, capsys):
+    """Every argparse error (and every ``UsageError``): a one-line usage pointing to the help,
+    then the line that matters, exit 2 (before: 8-18 lines of usage before it)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    usage, error = capsys.readouterr().err.splitlines()
+    assert usage.startswith(f"usage: bali {argv[0]} ") and usage.endswith(f"; see 'bali {argv[0]} --help'")
+    assert error.startswith(f"bali {argv[0]}: error: ")
+
+
+def test_an_unknown_command_is_two_lines_with_a_suggestion(capsys):
+    """A misspelt command: the usage line and the error naming the closest command."""
+    assert cli.main(["tournement"]) == 2
+    usage, error = capsys.readouterr().err.splitlines()
+    assert usage == "usage: bali COMMAND ... [options]; see 'bali --help'"
+    assert error.startswith("bali: error: unknown command 'tournement' (did you mean 'tournament'?)")
+
+
+def test_every_command_writing_an_output_folder_takes_overwrite():
+    """``--overwrite`` (declared once, ``flags.overwrite``) in every command that writes an
+    ``--out`` folder, off by default."""
+    parsers = _every_command_parser()
+    for name in OUT_FOLDER_COMMANDS:
+        assert parsers[name].get_default("overwrite") is False, name
+        assert cli.parse_command([name, *({"tournament": ["--agents", "a", "b"],
+                                           "league": ["--agents", "a", "b"]}.get(name, [])),
+                                  "--overwrite"]).overwrite is True
+
+
+def test_bench_refuses_an_out_holding_a_finished_benchmark(tmp_path, capsys):
+    """``bali bench --out OUT`` with an earlier bench.json there: refused before anything is
+    measured (before: replaced); ``--overwrite`` lets it through."""
+    import bali_env.bench.run as bench
+
+    (tmp_path / "bench.json").write_text("{}")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--out", str(tmp_path), "--quick"])
+    assert exc.value.code == 2 and "holds a finished benchmark (bench.json): give --overwrite" in \
+        capsys.readouterr().err
+    measured = []
+    bench_measure = bench.measure
+    try:
+        bench.measure = measured.append
+        assert cli.main(["bench", "--out", str(tmp_path), "--quick", "--overwrite"]) == 0
+    finally:
+        bench.measure = bench_measure
+    assert len(measured) == 1 and (tmp_path / "bench.json").read_text() == "{}"
+
+
+def _serve(argv: list[str]) -> subprocess.Popen:
+    """``bali serve ARGV`` in a process of its own (stdout and stderr piped)."""
+    return subprocess.Popen([sys.executable, "-m", "bali_env.apps.cli", "serve", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_serve_prints_the_url_it_listens_on(tmp_path):
+    """``bali serve --port 0``: the URL printed has the port the system gave, and the app answers
+    there (before: ``http://127.0.0.1:0/``); a port taken: one line naming it, exit 2, no URL
+    (before: the URL of the other server, uvicorn's ``[Errno 98]``, exit 3)."""
+    import re
+    import socket
+    import urllib.request
+
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("starlette")
+    proc = _serve(["--port", "0"])
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert url and url.group(1) != "0", line
+        with urllib.request.urlopen(url.group(0), timeout=30) as page:
+            assert page.status == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _serve(["--port", str(port)])
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and out == ""
+    assert err == f"bali serve: error: port {port} on 127.0.0.1 is taken (another server listens there): choose " \
+        "another --port, or --port 0 for a free one\n"

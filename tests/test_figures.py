@@ -48,15 +48,19 @@ def test_every_quoted_win_rate_comes_from_a_result_file(page):
 
 def test_every_claim_reads_a_kept_tournament_of_its_participant():
     """Each claim's files exist, are bali tournament results with the participant in every
-    game's lineup, and their counts are what the files' games say."""
+    game's lineup, and their counts are what the files' games say, each deal counted once."""
     for claim in figures.CLAIMS:
         wins = games = 0
+        deals = set()
         for name in claim.files:
             doc = figures.load(name)
             assert doc["config"]["games"] == len(doc["games"])
             for game in doc["games"]:
                 seats = [s for s, who in enumerate(game["lineup"]) if who == claim.participant]
                 assert len(seats) == 1
+                if game["seed"] in deals:
+                    continue
+                deals.add(game["seed"])
                 games += 1
                 if seats[0] in game["winners"]:
                     wins += 1 / len(game["winners"])
@@ -92,3 +96,49 @@ def test_the_league_table_comes_from_its_parts():
     again = league_result(league["config"], names, parts)
     assert json.loads(json.dumps(again.matrix)) == league["pairwise"]
     assert json.loads(json.dumps(again.ratings)) == league["ratings"]
+
+
+def test_a_pooled_figure_counts_each_deal_once(tmp_path, monkeypatch):
+    """Two runs whose deals overlap (as seeds s and s + 1 did before deals were hashed) pool to the
+    distinct deals only: the second run's game on a deal already counted is left out."""
+    import json
+
+    def run(name, seeds, winners):
+        games = [{"game": k, "seed": s, "lineup": ["a", "b"] if k % 2 == 0 else ["b", "a"], "winners": w}
+                 for k, (s, w) in enumerate(zip(seeds, winners, strict=True))]
+        doc = {"config": {}, "participants": [{"name": "a", "wins": 0, "games": len(games)}], "games": games}
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+
+    run("one", [1, 2, 3, 4], [[0], [0], [1], [0, 1]])  # a wins: game 0 (seat 0), game 1 (a in seat 1: no), ...
+    run("two", [2, 3, 4, 5], [[1], [1], [1], [1]])  # only deal 5 is new: a sits in seat 1 and wins
+    monkeypatch.setattr(figures, "RESULTS_DIR", tmp_path)
+    wins, games = figures.tally(figures.Claim("a", ("one", "two"), "a"))
+    assert games == 5
+    assert wins == 1 + 0 + 0 + 0.5 + 1  # deal 1: won; 2: b won (seat 0); 3: b won (seat 0); 4: shared; 5: won
+
+
+def test_kept_deals_and_training_evaluation_deals_are_disjoint():
+    """The kept tournaments of docs/results/ deal from deal_seed(seed, k); bali train's evaluation
+    plays tournaments with seeds 10,000-10,996 (training/evaluate.py): no deal is shared, and no
+    two kept runs of one match share a deal."""
+    import json
+
+    from bali_env.arena import deal_seed
+    from bali_env.training.evaluate import EVAL_SEEDS
+
+    kept: dict[str, set[int]] = {}
+    fresh: dict[str, set[int]] = {}  # the runs dealt from deal_seed (the others: seed + k, before hashing)
+    for path in sorted(figures.RESULTS_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        if "games" in doc and "participants" in doc and "seed" in doc.get("config", {}):
+            kept[path.stem] = {g["seed"] for g in doc["games"]}
+            if [g["seed"] for g in doc["games"]] == [deal_seed(doc["config"]["seed"], g["game"]) for g in doc["games"]]:
+                fresh[path.stem] = kept[path.stem]
+    assert len(kept) >= 20
+    assert fresh, "no kept run on hashed deals"
+    evaluation = {deal_seed(s, k) for s in EVAL_SEEDS for k in range(200)}
+    for name, seeds in fresh.items():
+        assert not seeds & evaluation, name
+    for claim in figures.CLAIMS:
+        if all(name in fresh for name in claim.files):
+            assert figures.tally(claim)[1] == sum(len(fresh[name]) for name in claim.files), claim.label

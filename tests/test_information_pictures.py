@@ -161,3 +161,62 @@ def test_a_dealt_difference_does_show():
     j = next(i for i in range(1, 16) if deck[i] != deck[0])
     other = [deck[j]] + deck[1:j] + [deck[0]] + deck[j + 1 :]
     assert replay_html(_game_to_the_end(2, deck), title=TITLE) != replay_html(_game_to_the_end(2, other), title=TITLE)
+
+
+@pytest.mark.parametrize("seat", [None, 0, 2])
+def test_the_end_reveals_what_the_final_scoring_shows_and_nothing_more(seat):
+    """At the end every viewer sees what the final scoring shows everyone (docs/rules.md section
+    4): every altar card's category (the altar is counted) and every player's offering cards
+    (they are scored). Before the last move the same viewer still did not know them (a control),
+    and the end changes nothing else of the view: not the altar's order, not the deck."""
+    import dataclasses
+
+    from bali_env.engine.contract import final_result
+    from bali_env.engine.state import absolute_seat
+
+    rec = None
+    for s in range(40):  # a game with a face-down offering that this viewer did not place
+        env = bali_env.raw_env(num_players=3, oracle=True)
+        env.reset(seed=s)
+        rng = np.random.default_rng(s)
+        while not all(env.terminations.values()):
+            env.step(int(rng.choice(env.legal_actions())))
+        frames = record_frames(env.game_record(), seat)
+        if frames[-2].view.altar_unknown > 0:
+            rec, final = env.game_record(), final_result(env.unwrapped.state())
+            break
+    assert rec is not None
+    before, end = frames[-2].view, frames[-1].view
+    assert end.altar_unknown == 0 and list(end.altar_known) == final["altar_counts"]
+    me = 0 if seat is None else seat
+    for r in range(3):
+        exact = final["offering_cards"][absolute_seat(me, r, 3)]
+        assert list(end.offerings_min[r]) == exact and list(end.offerings_max[r]) == exact
+    assert any((before.offerings_min[r] != before.offerings_max[r]).any() for r in range(3)) or before.altar_unknown
+    # the picture: no altar card of unknown category is left, the counts drawn are the final ones
+    spectator = Spectator(labels_for(3), seat)
+    altar = frame_parts(frames[-1], spectator)[3]
+    assert 'href="#hidden"' not in altar and "counted at the final scoring" in altar
+    # nothing else changes at the end: the same view as the engine's own, but for the revealed parts
+    if seat is not None:
+        from bali_env.engine.decode import decode_observation
+
+        obs = np.zeros(C.OBS_DIM, dtype=np.float32)
+        C.observe(_final_state(rec), seat, obs, np.zeros(C.N_ACTIONS, dtype=np.int8))
+        raw = decode_observation(obs)
+        revealed = ("offerings_min", "offerings_max", "altar_known", "altar_unknown")
+        for field in dataclasses.fields(raw):
+            a, b = getattr(raw, field.name), getattr(end, field.name)
+            if field.name not in revealed:
+                assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, field.name
+
+
+def _final_state(record):
+    """The engine state at the end of ``record``."""
+    from bali_env.engine.contract import dealt_state
+
+    s = dealt_state(record["num_players"], record["variants"]["oracle"], record["variants"]["demon"],
+                    record["seed"], record.get("options"))
+    for action in record["actions"]:
+        assert C.step_checked(s, int(action)) == 0
+    return s

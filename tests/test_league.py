@@ -5,6 +5,7 @@ games, the pages link every part, an interrupted league resumes, bad input is re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,47 @@ def test_the_command_line(tmp_path, capsys):
     assert "Bali league: 2 participants" in printed and (out / "league.json").is_file()
     assert main(["league", "--agents", "greedy", "--games", "2", "--out", str(tmp_path / "x")]) == 2
     assert "at least 2 agents" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_refused_league_makes_no_folder(tmp_path, monkeypatch, capsys):
+    """Without --out, every check runs before the new folder is made: a bad league prints one
+    line and leaves nothing (before: ``writing to results/league/...``, then the error, and the
+    empty folder stayed)."""
+    from bali_env.apps.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["league", "--agents", "greedy", "--games", "4", "--no-progress"]) == 2
+    assert capsys.readouterr().err == "bali league: error: a league needs at least 2 agents\n"
+    assert main(["league", "--agents", "greedy", "nosuchagent", "--games", "4", "--no-progress"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["league", "--agents", "greedy", "random", "--games", "2", "--players", "2", "--workers", "1",
+                 "--no-progress"]) == 0
+    (folder,) = (tmp_path / "results" / "league").iterdir()
+    assert f"writing to {Path('results/league') / folder.name}" in capsys.readouterr().err
+    assert (folder / "league.json").is_file() and not (folder / ".lock").exists()
+
+
+def test_a_finished_league_is_replaced_only_with_overwrite(tmp_path, capsys):
+    """The one rule for --out: a finished league is refused (nothing touched), --overwrite
+    replaces it whole, an unfinished one continues with --resume OUT."""
+    from bali_env.apps.cli import main
+
+    out = tmp_path / "l"
+    argv = ["league", "--agents", "greedy", "random", "--games", "2", "--players", "2", "--workers", "1",
+            "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    before = (out / "league.json").read_bytes()
+    capsys.readouterr()
+    assert main([*argv, "--seed", "5"]) == 2
+    assert "holds a finished league (league.json): give --overwrite" in capsys.readouterr().err
+    assert (out / "league.json").read_bytes() == before
+    assert main([*argv, "--seed", "5", "--overwrite"]) == 0
+    assert json.loads((out / "league.json").read_text())["config"]["seed"] == 5
+    (out / "league.json").unlink()
+    assert main(argv[:-2] + ["--seed", "5"] + argv[-2:]) == 2
+    assert "holds an unfinished league" in (err := capsys.readouterr().err) and f"--resume '{out}'" in err
+    assert main([*argv[:-2], "--seed", "5", "--resume", str(out)]) == 0 and (out / "league.json").is_file()
+    with pytest.raises(TournamentError, match="nothing to resume"):
+        run_league(["greedy", "random"], games=2, sizes=(2,), out_dir=tmp_path / "none", resume=True, progress=False)
+    assert not (tmp_path / "none").exists()

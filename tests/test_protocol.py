@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,67 @@ def test_every_fault_loses_its_game_and_the_bot_is_restarted(tmp_path, mode, rea
     assert not stray.strip(), "a faulty bot's process outlived the tournament"
     index = (out / "index.html").read_text()
     assert f"forfeit: faulty-{mode} ({reason})" in index
+
+
+# a bot that sends a line when no answer is due: MODE start (answers start with an action), end
+# (answers end), twice (answers every decision with two lines)
+UNASKED_BOT = """\
+import json, sys
+mode = sys.argv[1]
+for raw in sys.stdin:
+    m = json.loads(raw)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "hello", "version": 1, "name": "unasked-" + mode}), flush=True)
+    elif m["type"] in ("start", "end") and m["type"] == mode:
+        print(json.dumps({"action": 0}), flush=True)
+    elif m["type"] == "decide":
+        print(json.dumps({"action": m["legal"][0]["id"]}) + ("\\n0" if mode == "twice" else ""), flush=True)
+    elif m["type"] == "quit":
+        break
+"""
+
+
+def unasked(tmp_path: Path, mode: str) -> str:
+    script = tmp_path / "unasked_bot.py"
+    script.write_text(UNASKED_BOT)
+    return f"{sys.executable} {script} {mode}"
+
+
+@pytest.mark.parametrize("mode, says", [
+    ("start", "a line sent when no answer was due: b'{\"action\": 0}'"),
+    ("end", "a line sent when no answer was due: b'{\"action\": 0}'"),
+    ("twice", "a line sent when no answer was due: b'0' came after the answer b'{\"action\": "),
+])
+def test_a_line_sent_when_no_answer_is_due_is_a_protocol_fault(tmp_path, mode, says):
+    """A line answering ``start`` or ``end``, or a second line with an answer, is a ``protocol``
+    fault where bali finds it (before its next message, or right after the answer), never read as
+    the next answer."""
+    agent = CommandAgent(unasked(tmp_path, mode))
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=1)
+    o = env.observe(env.agent_selection)
+    game = {"game": 0, "seat": 0, "num_players": 2, "variants": {"oracle": False, "demon": False}, "agents": ["a", "b"]}
+    with pytest.raises(BotFault) as exc:
+        agent.begin_game(game)
+        if mode == "end":
+            agent.end_game({"game": 0, "final_scores": None, "winners": [1], "forfeit": None})
+            time.sleep(0.3)  # the line arrives
+            agent.begin_game(game | {"game": 1})
+        time.sleep(0.3)
+        agent.act(o["observation"], o["action_mask"])
+    assert exc.value.reason == "protocol" and exc.value.detail.startswith(says), exc.value.detail
+    assert not agent.process.alive  # killed: the next game starts a new process
+    agent.close()
+
+
+def test_a_bot_that_answers_start_loses_by_protocol_not_one_decision_behind(tmp_path):
+    """The issue's bot: it answers ``start`` with an action and then every decision. Each game is
+    lost by ``protocol`` (the line is found before the first decision, or the illegal answer it
+    became is followed by the real one), none played with the stale answer or lost as ``illegal``."""
+    result = run_tournament([f"cmd:{unasked(tmp_path, 'start')}", "random"], num_players=2, games=8, seed=1,
+                            workers=1, progress=False)
+    assert [g["forfeit"]["reason"] for g in result.games] == ["protocol"] * 8
+    assert all("a line sent when no answer was due" in g["forfeit"]["detail"] for g in result.games)
 
 
 def test_faults_in_some_games_leave_the_others_whole_and_resume(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 import bali_env
 from bali_env.envs.records import load_record, replay_states, save_record, validate_record
 from bali_env.apps import replay
+from bali_env.arena import deal_seed
 from bali_env.apps.cli import parse_command
 
 
@@ -200,7 +201,7 @@ def test_tournament_saves_replayable_records(tmp_path, workers):
     assert len(files) == 6
     for f, game in zip(files, result.games, strict=True):
         record = load_record(f)
-        assert record["seed"] == 9 + game["game"]
+        assert record["seed"] == deal_seed(9, game["game"])
         assert record["final_scores"] == game["scores"] and record["winners"] == game["winners"]
         assert record["agents"] == game["lineup"]
         assert "actions" not in game
@@ -324,3 +325,32 @@ def test_the_record_model_reads_what_the_env_writes():
     for not_a_record in ([], "x", None):
         with pytest.raises(ValueError, match="a game record is a JSON object"):
             parse_record(not_a_record)
+
+
+def test_a_pipe_closed_early_ends_quietly(tmp_path):
+    """``bali replay GAME --all | head``: the reader goes away after one line; the command ends
+    with exit code 141 (a shell's for SIGPIPE), nothing on stderr (before: a BrokenPipeError
+    traceback, exit 1)."""
+    import subprocess
+    import sys
+
+    record, _ = _finished_record()
+    path = save_record(record, tmp_path / "g.json")
+    proc = subprocess.Popen([sys.executable, "-m", "bali_env.apps.cli", "replay", str(path), "--all"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"--- step 0/")
+    proc.stdout.close()  # as head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda tmp: tmp / "nope.json", "cannot read game record '{}': no such file"),
+    (lambda tmp: tmp, "cannot read game record '{}': a folder, not a file"),
+])
+def test_a_file_that_is_not_there_is_named_so(tmp_path, capsys, make, says):
+    """``bali replay /tmp/nope.json``: one line saying there is no such file (before: "is not a
+    regular file", as for a device), exit code 2."""
+    path = make(tmp_path)
+    assert run([str(path)]) == 2
+    assert capsys.readouterr().err == f"bali replay: error: {says.format(path)}\n"

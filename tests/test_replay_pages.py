@@ -88,6 +88,53 @@ def test_an_unfinished_game_says_so():
         env.step(env.legal_actions()[0])
     data = page_data(replay_html(env.game_record()))
     assert data["result"] == "The game was left unfinished after 9 moves."
+    assert data["scoring"] == ""
+
+
+@pytest.mark.parametrize("seat", [None, 1])
+def test_the_end_of_a_replay_explains_the_final_scoring_as_bali_play_does(seat):
+    """The last step of a replay (any viewer) explains the final scoring item by item, in the
+    same words as ``bali play`` and the web app (``explain_final_scoring`` of the true end), and
+    the page shows it at the last step only."""
+    from bali_env.pictures.narrate import explain_final_scoring
+
+    env = bali_env.raw_env(num_players=3, oracle=True, demon=True)
+    env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(env.legal_actions())))
+    record = env.game_record(["bot0", "bot1", "bot2"])
+    labels = labels_for(3, record["agents"])
+    expected = explain_final_scoring(env.state_dict(), env.infos["player_0"], labels)
+    page = replay_html(record, seat, title="g")
+    data = page_data(page)
+    assert data["scoring"] == expected
+    assert "=== Final scoring ===" in expected and all(f"{label}:" in expected for label in labels)
+    assert '<pre id="scoring" hidden>' in page and "scoring.hidden = step !== last" in page
+
+
+def test_small_text_in_a_gif_is_spaced_as_the_svg_says():
+    """At the GIF's scales the text is drawn large and scaled down, so that glyphs keep the
+    font's spacing (hinted whole-pixel advances drew "colum n"): a frame at half size stays close
+    to resvg's render of the whole picture."""
+    pytest.importorskip("resvg_py", reason="the render extra is not installed")
+    from bali_env.pictures.raster import Rasterizer, _rgba
+    from bali_env.pictures.style import DEFS
+    from bali_env.pictures.svg import SVG_CLOSE, SVG_OPEN
+    from bali_env.pictures.frames import frame_parts
+
+    record = finished_record(n=4, seed=3)
+    spectator = Spectator(labels_for(4, record["agents"]))
+    frames = record_frames(record)
+    for scale in (0.5, 0.75):
+        raster = Rasterizer(scale)
+        for f in (frames[0], frames[60], frames[-1]):
+            parts = frame_parts(f, spectator, f"move {f.step}")
+            whole = _rgba(SVG_OPEN + DEFS + "".join(parts) + SVG_CLOSE, scale)[..., :3]
+            diff = np.abs(raster.frame(parts).astype(np.int16) - whole).max(axis=2)
+            # misspaced text: mean 2.5 to 4.3 and 1.5% to 2.2% of the pixels off by more than 64 levels
+            assert diff.mean() < {0.5: 1.5, 0.75: 2.6}[scale] and (diff > 64).mean() < 0.006, \
+                (scale, f.step, diff.mean(), (diff > 64).mean())
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -123,7 +170,7 @@ def test_gif_has_a_frame_per_step(tmp_path):
     out = tmp_path / "game.gif"
     assert run([str(path), "--gif", str(out), "--seat", "0"], print_fn=lambda *a: None) == 0
     with Image.open(out) as gif:
-        assert gif.n_frames == len(record["actions"]) + 1 and gif.size == (640, 360)
+        assert gif.n_frames == len(record["actions"]) + 1 and gif.size == (960, 540)
         assert gif.info.get("loop") == 0
     assert not list(tmp_path.glob(".*tmp"))  # written to a temporary file, then moved
 
@@ -154,3 +201,17 @@ def test_tournament_without_records_writes_an_index_without_links(tmp_path):
     index = (out / "index.html").read_text()
     assert "replays/" not in index and "--save-records" in index
     assert not (out / "replays").exists()
+
+
+@pytest.mark.parametrize("seat", [None, 1])
+def test_the_text_replay_ends_with_the_altar_counted_and_the_final_scoring(tmp_path, seat):
+    """``bali replay``'s last step: the altar counted (no unknown card left), every offering card
+    exact, and the final scoring item by item as ``bali play`` prints it."""
+    record = finished_record(n=2, seed=3)
+    path = save_record(record, tmp_path / "game.json")
+    out: list[str] = []
+    argv = [str(path), "--step", str(len(record["actions"])), "--all"] + ([] if seat is None else ["--seat", "1"])
+    assert run(argv, print_fn=out.append) == 0
+    last = "\n".join(out).split(f"--- step {len(record['actions'])}/")[-1]
+    assert "Altar, counted at the final scoring:" in last and "unknown" not in last
+    assert "=== Final scoring ===" in last and "-" not in last.split("offerings", 1)[1].split("\n")[0]

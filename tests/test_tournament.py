@@ -1,4 +1,4 @@
-"""The tournament runner: BaliVectorEnv.reset_game, seat rotation, game k = deal seed + k,
+"""The tournament runner: BaliVectorEnv.reset_game, seat rotation, game k dealt from deal_seed(seed, k),
 determinism, the statistics on hand-made records, the outputs and the ``bali tournament`` CLI."""
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ from bali_env.arena import (
     TournamentResult,
     compute_stats,
     cycle_length,
+    deal_seed,
     game_ranks,
     lineup,
     participant_names,
     rating_fit,
     rounded_games,
     run_tournament,
+    validate_agents,
     wilson_interval,
 )
 from bali_env.apps.cli import main as cli_main
@@ -147,12 +149,12 @@ def test_rounded_tournament_is_seat_balanced():
         assert p["games"] == 4 and p["seat_games"] == [2, 2]
 
 
-# ------------------------------------------------------------------------------------- game k = deal seed + k
+# ----------------------------------------------------------------------------- game k = deal_seed(seed, k)
 @pytest.mark.parametrize("specs,num_players", [(["test_first", "test_last"], 2),
                                                (["test_first", "test_last", "test_first"], 2),
                                                (["test_last", "test_first", "test_last", "test_first"], 3)])
 def test_recorded_games_replay_in_the_aec_env(specs, num_players):
-    """Deterministic agents: replaying game k from reset(seed=seed + k) with the recorded lineup
+    """Deterministic agents: replaying game k from reset(seed=deal_seed(seed, k)) with the recorded lineup
     gives the recorded scores, winners and number of decisions (slots are refilled: batch 3)."""
     seed = 40
     result = run_tournament(specs, num_players=num_players, games=10, seed=seed, workers=1, progress=False,
@@ -162,7 +164,7 @@ def test_recorded_games_replay_in_the_aec_env(specs, num_players):
     assert [g["game"] for g in result.games] == list(range(result.config["games"]))
     for g in result.games:
         k = g["game"]
-        assert g["seed"] == seed + k
+        assert g["seed"] == deal_seed(seed, k)
         assert g["lineup"] == [names[p] for p in lineup(k, len(specs), num_players)]
         env = bali_env.raw_env(num_players=num_players)
         env.reset(seed=g["seed"])
@@ -319,6 +321,74 @@ def test_a_real_round_robin_ranks_by_wins():
     assert rows == [p["name"] for p in result.ranked()]
 
 
+def _placed(places: list[dict[int, int]], m: int, n: int) -> list[dict]:
+    """Game records from each game's place of every participant (1 = first, the winner)."""
+    records = []
+    for k, where in enumerate(places):
+        seats = list(lineup(k, m, n))
+        records.append({"game": k, "seed": k, "lineup": seats, "scores": [100 - 10 * where[p] for p in seats],
+                        "winners": [s for s, p in enumerate(seats) if where[p] == 1], "decisions": 10})
+    return records
+
+
+def _result_of(records: list[dict], names: list[str], n: int) -> TournamentResult:
+    """The TournamentResult of hand-made records (as ``run_tournament`` would build it)."""
+    stats = compute_stats(records, names, n)
+    config = {"agents": names, "participants": names, "num_players": n, "games": len(records),
+              "games_requested": len(records), "cycle_length": n, "seed": 0, "workers": 1, "oracle": False,
+              "demon": False}
+    games = [dict(r, lineup=[names[p] for p in r["lineup"]]) for r in records]
+    return TournamentResult(config=config, participants=stats["participants"],
+                            seat_win_share=stats["seat_win_share"], mean_decisions=stats["mean_decisions"],
+                            games=games)
+
+
+def test_the_table_the_page_and_the_chart_rank_by_wins(tmp_path, monkeypatch):
+    """The fitted rating sees second places too, so with few games one with fewer wins can rate
+    higher (here b: 2 wins, +95; a: 3 wins, -29): the table, the index page and ratings.png list
+    the participants by win rate, the figure shown with its interval (before: by rating, b first
+    with fewer wins), the rating kept as a column."""
+    a, b, c = 0, 1, 2
+    places = [{a: 1, b: 2, c: 3}] * 3 + [{a: 3, b: 1, c: 2}] * 2 + [{a: 3, b: 2, c: 1}]
+    result = _result_of(_placed(places, 3, 3), ["a", "b", "c"], 3)
+    by_name = {p["name"]: p for p in result.participants}
+    assert by_name["b"]["rating"]["elo"] > by_name["a"]["rating"]["elo"] and by_name["a"]["wins"] == 3
+    assert [p["name"] for p in result.ranked()] == ["a", "b", "c"]
+    rows = [line.split()[0] for line in result.table(width=200).splitlines()[1:5]]
+    assert rows == ["participant", "a", "b", "c"]
+    from bali_env.arena.pages import index_html
+
+    page = index_html(result.to_dict())
+    assert page.index("<td>a</td>") < page.index("<td>b</td>") < page.index("<td>c</td>")
+    import matplotlib.pyplot as plt
+
+    from bali_env.arena import plot_ratings
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    plot_ratings(result, tmp_path / "ratings.png")
+    bars = [t.get_text() for t in figures[0].axes[0].get_yticklabels()]
+    assert bars[::-1] == ["a", "b", "c"]  # top to bottom
+
+
+def test_a_rating_no_games_pin_down_reads_n_a(tmp_path):
+    """A clean sweep (4-0) has no finite rating: the fit's ±3810 is its regularisation's, so the
+    table and the page say ``n/a`` with a note saying why (before: ``+660 ±3810``); the files
+    keep the numbers; a rating the games pin down reads ``+95 ±88``."""
+    sweep = _result_of(_placed([{0: 1, 1: 2}] * 4, 2, 2), ["greedy", "random"], 2)
+    assert sweep.participants[0]["rating"]["ci95"] > 1000
+    table = sweep.table(width=200)
+    assert "±" not in table.splitlines()[2] and table.splitlines()[2].split()[-3] == "n/a"
+    assert "rating n/a: its 95% interval is wider than ±400" in table
+    from bali_env.arena.pages import index_html
+
+    assert "<td>n/a</td>" in index_html(sweep.to_dict()) and "\u00b13810" not in index_html(sweep.to_dict())
+    sweep.save(tmp_path)
+    assert json.loads((tmp_path / "results.json").read_text())["participants"][0]["rating"]["ci95"] > 1000
+    close = _result_of(_placed([{0: 1, 1: 2}] * 15 + [{0: 2, 1: 1}] * 5, 2, 2), ["greedy", "random"], 2)
+    assert "+95 ±88" in close.table(width=200) and "n/a" not in close.table(width=200)
+
+
 # ------------------------------------------------------------------------------------- outputs and CLI
 def test_cli_end_to_end_writes_the_outputs(tmp_path, capsys):
     out = tmp_path / "t"
@@ -329,7 +399,7 @@ def test_cli_end_to_end_writes_the_outputs(tmp_path, capsys):
     assert "random#1" in text and "random#2" in text and "95% CI" in text
     doc = json.loads((out / "results.json").read_text())
     assert doc["config"]["games"] == 8 and doc["config"]["seed"] == 3
-    assert [g["seed"] for g in doc["games"]] == [3 + k for k in range(8)]
+    assert [g["seed"] for g in doc["games"]] == [deal_seed(3, k) for k in range(8)]
     assert all(sorted(g["lineup"]) == ["random#1", "random#2"] for g in doc["games"])
     assert sum(p["wins"] for p in doc["participants"]) == pytest.approx(8)
     rows = list(csv.DictReader((out / "results.csv").open()))
@@ -405,14 +475,21 @@ def test_two_runs_started_at_once_write_two_complete_folders(tmp_path):
 
 def test_a_second_run_into_the_same_folder_at_once_is_refused(tmp_path, capsys):
     """While a run writes to OUT, another run given the same --out stops at once (exit 2)
-    instead of mixing its files into the first one's."""
+    instead of mixing its files into the first one's; the lock is on the folder itself, so no
+    lock file is left in it (before: an empty ``.lock`` stayed in every results folder)."""
     from bali_env.arena.journal import claim_out_dir
 
     with claim_out_dir(tmp_path / "out"):
         rc = cli_main(["tournament", "--agents", "random", "random", "--players", "2", "--games", "2", "--workers",
                        "1", "--no-progress", "--out", str(tmp_path / "out")])
-    assert rc == 2 and "another tournament is writing" in capsys.readouterr().err
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".lock"]
+        assert rc == 2 and "another run is writing to it now" in capsys.readouterr().err
+        with pytest.raises(TournamentError, match="another tournament is writing"), claim_out_dir(tmp_path / "out"):
+            pass
+    assert list((tmp_path / "out").iterdir()) == []
+    assert cli_main(["tournament", "--agents", "random", "random", "--players", "2", "--games", "2", "--workers",
+                     "1", "--no-progress", "--out", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["index.html", "journal.jsonl", "ratings.png",
+                                                                   "results.csv", "results.json", "timing.json"]
 
 
 def test_new_output_dir_takes_a_suffix_on_collision(tmp_path):
@@ -448,7 +525,8 @@ def test_your_own_bot_from_a_file_plays_a_tournament(tmp_path, workers):
     assert bot.offset == 1 and bot.name.endswith("mybot:FirstLegal")
     res = run_tournament([spec, "random"], num_players=2, games=4, seed=0, workers=workers, progress=False)
     assert sum(p["games"] for p in res.participants) == 8
-    assert [p["name"] for p in res.participants] == ["mybot:FirstLegal", "random"]  # not the file's full path
+    # not the file's full path; the settings shown
+    assert [p["name"] for p in res.participants] == ["mybot:FirstLegal:offset=1", "random"]
     bot_file = tmp_path / "mybot.py"
     for bad, says in ((f"{tmp_path / 'nope.py'}:X", "not found"), (f"{bot_file}:Missing", "no agent class"),
                       (f"{bot_file}", "class name")):
@@ -507,15 +585,21 @@ def test_a_script_without_the_main_guard_fails_with_pythons_explanation(tmp_path
 NAMED_BOT = BOT.replace("class FirstLegal(Agent):", "class FirstLegal(Agent):\n    name = 'firstbot'")
 
 
-def test_a_bot_is_listed_by_its_own_name(tmp_path):
-    """A file bot's row shows its ``name`` (docs/bots.md); two bots of one name are numbered."""
+def test_a_bot_is_listed_by_its_own_name_and_its_settings(tmp_path):
+    """A file bot's row shows its ``name`` (docs/bots.md) and its settings, as ``mcts:sims=200``
+    shows its own (before: two bots of one class with different settings read ``firstbot#1``,
+    ``firstbot#2``); one name from two different specs is followed by the spec; only the same
+    spec twice is numbered."""
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "bot.py").write_text(NAMED_BOT)
-    specs = [f"{tmp_path / 'a' / 'bot.py'}:FirstLegal", f"{tmp_path / 'b' / 'bot.py'}:FirstLegal:offset=1", "random"]
+    a, b = f"{tmp_path / 'a' / 'bot.py'}:FirstLegal", f"{tmp_path / 'b' / 'bot.py'}:FirstLegal"
+    specs = [f"{a}:offset=0", f"{a}:offset=1", "random"]
     res = run_tournament(specs, num_players=2, games=6, seed=0, workers=1, progress=False)
-    assert [p["name"] for p in res.participants] == ["firstbot#1", "firstbot#2", "random"]
-    assert res.config["agents"] == specs and "firstbot#2" in res.table()
+    assert [p["name"] for p in res.participants] == ["firstbot:offset=0", "firstbot:offset=1", "random"]
+    assert res.config["agents"] == specs and "firstbot:offset=1" in res.table()
+    assert participant_names(validate_agents([a, b, a], 2)) == [f"firstbot ({a})#1", f"firstbot ({b})",
+                                                                f"firstbot ({a})#2"]
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
@@ -565,17 +649,48 @@ def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path
     assert not (tmp_path / "c").exists()  # a refused run leaves nothing behind
 
 
-def test_a_new_run_replaces_an_earlier_one_whole_and_says_so(tmp_path, capsys):
-    """Stale records and results of an earlier run in the same --out are removed (not mixed)."""
+def test_a_finished_run_is_replaced_only_with_overwrite(tmp_path, capsys):
+    """One rule for --out (``bali_env.files.check_out_folder``): a folder holding a finished run
+    is refused (exit 2, one line naming --overwrite, nothing touched; before: replaced, with a
+    line on stderr); --overwrite replaces it whole (no stale records or replays); an unfinished
+    run is continued with --resume OUT or replaced with --overwrite; both at once are refused."""
     out = tmp_path / "t"
     run_tournament(["random", "random"], num_players=2, games=6, seed=0, workers=1, out_dir=out, progress=False,
                    save_records=True)
+    kept = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.raises(TournamentError, match="holds a finished tournament .results.json.: give --overwrite"):
+        run_tournament(["random", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=out, progress=False)
+    argv = ["tournament", "--agents", "random", "random", "--players", "2", "--games", "2", "--seed", "1",
+            "--workers", "1", "--no-progress", "--save-records", "--out", str(out)]
+    capsys.readouterr()
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bali tournament: error: --out") and "--overwrite" in err and len(err.splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == kept
     assert len(list((out / "records").glob("game_*.json"))) == 6
-    run_tournament(["random", "random"], num_players=2, games=2, seed=1, workers=1, out_dir=out, progress=False,
-                   save_records=True)
-    assert "replacing the earlier run" in capsys.readouterr().err
+    assert cli_main([*argv, "--overwrite"]) == 0
+    assert "--overwrite: replaced the earlier run" in capsys.readouterr().err
     assert len(list((out / "records").glob("game_*.json"))) == 2
     assert len(list((out / "replays").glob("game_*.html"))) == 2  # the earlier run's replays went too
+    (out / "results.json").unlink()  # as if interrupted: a journal, no results
+    assert cli_main(argv) == 2
+    assert "holds an unfinished tournament (results.csv" in (err := capsys.readouterr().err) and \
+        f"--resume '{out}'" in err and "--overwrite" in err
+    assert cli_main([*argv, "--resume", "--overwrite"]) == 2
+    assert "give one" in capsys.readouterr().err
+    assert cli_main([*argv, "--resume"]) == 0 and (out / "results.json").is_file()
+
+
+def test_an_out_holding_other_files_is_used_and_they_are_kept(tmp_path):
+    """An --out holding none of a tournament's files (a folder of notes) is used; --overwrite
+    removes only a tournament's own files, never anything else."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    run_tournament(["random", "random"], num_players=2, games=2, workers=1, out_dir=out, progress=False)
+    run_tournament(["random", "random"], num_players=2, games=2, workers=1, out_dir=out, progress=False,
+                   overwrite=True)
+    assert (out / "notes.txt").read_text() == "keep me" and (out / "results.json").is_file()
 
 
 def test_out_is_checked_before_any_game(tmp_path):
@@ -730,6 +845,12 @@ def test_the_compile_notice_is_said_once_and_only_when_kernels_compile(tmp_path,
     assert first.returncode == 0, first.stderr
     assert first.stderr.count("compiling the game kernels") == 1, first.stderr
     assert "interpreted" not in first.stdout
+    # a line per part ready, then the games' bar (its rate counts games, not compiling)
+    ready = [line for line in first.stderr.splitlines() if line.startswith("  ready: ")]
+    assert sorted(line.split(" (")[0][len("  ready: "):] for line in ready) == sorted(["the game", *set(agents)])
+    assert ready[-1].split(" (")[1].startswith(f"{len(ready)}/{len(ready)} parts ready")
+    err = first.stderr
+    assert err.index("compiling the game kernels") < err.index("  ready: ") < err.index("tournament:")
     again = _bali(args, tmp_path, cache=tmp_path / "cache", timeout=600)
     assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
 

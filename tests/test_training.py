@@ -314,6 +314,61 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
     assert steps == [points[0][0]] + [points[0][0] + s for s, _ in points]
 
 
+@pytest.mark.slow
+def test_a_timed_run_takes_its_minutes_shows_learning_and_says_how_to_play(tmp_path, capsys):
+    """``bali train --minutes M``: the whole run, the final evaluation included, takes M minutes
+    (before: the final evaluation's games came after them: 65 s more in a 2-minute run); the bar
+    shows the learner's return and the latest win rates (before: seconds and steps); the run
+    evaluates several times (before: once, a learning curve of one dot); the final evaluation has
+    a bar of its own; the last lines say what was written and how to play it (before: summary.json
+    printed raw)."""
+    import time
+
+    pytest.importorskip("sb3_contrib")
+    from bali_env.training.train import run_argv
+
+    out = tmp_path / "run"
+    t0 = time.time()
+    assert run_argv(["--minutes", "0.75", "--envs", "16", "--n-steps", "32", "--batch-size", "256", "--net", "16",
+                     "--eval-games", "100", "--final-eval-games", "1000", "--opponents", "random:1",
+                     "--out", str(out)]) == 0
+    wall = time.time() - t0
+    captured = capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text())
+    over = summary["wall_seconds"] - 45  # the final evaluation's estimate may miss by a little on a busy machine
+    assert over <= 0.5 * summary.get("final_eval_seconds", 0) + 2, (over, captured.err[-2000:])
+    assert wall <= summary["wall_seconds"] + 3
+    assert "then the final evaluation (1,000 games against each of random and greedy" in captured.err
+    assert "return " in captured.err and "% vs greedy" in captured.err  # the training bar's postfix
+    assert "final evaluation: 2000/2000 games" in captured.err
+    with open(out / "eval.csv", newline="") as f:
+        steps = {int(row["steps"]) for row in csv.DictReader(f)}
+    assert len(steps) >= 3 and min(steps) == 0  # the starting policy, on the way, the final one
+    lines = captured.out.strip().splitlines()
+    assert not any(line.startswith("{") for line in lines)
+    assert lines[-4].startswith(f"wrote: {out} (final.npz, final.zip, learning_curve.png, eval.csv, summary.json")
+    assert lines[-2].startswith("the final policy won ") and "(1,000 games each" in lines[-2]
+    assert lines[-1] == f"play it: bali tournament --agents ppo:path={out / 'final.npz'} greedy --players 2 --games 400"
+    assert len(summary["final"]) == 2
+
+
+@pytest.mark.slow
+def test_final_eval_games_0_switches_every_evaluation_off(tmp_path, capsys):
+    """``--eval-every 0 --final-eval-games 0``: no evaluation at all (before: refused, so a run
+    always ended with 2 x 1,000 games); the policy is still saved and exported."""
+    pytest.importorskip("sb3_contrib")
+    from bali_env.training.train import run_argv
+
+    out = tmp_path / "run"
+    assert run_argv(["--steps", "256", "--envs", "4", "--n-steps", "64", "--batch-size", "128", "--net", "8",
+                     "--eval-every", "0", "--final-eval-games", "0", "--opponents", "random:1", "--out", str(out),
+                     "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "games against" not in captured.out and not (out / "eval.csv").exists()
+    assert (out / "final.npz").exists() and json.loads((out / "summary.json").read_text())["final"] == []
+    assert "no final evaluation (--final-eval-games 0)" in captured.out
+
+
 def test_curve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     """bali_env.training.curve names what is wrong before playing anything."""
     from bali_env.training.curve import main as curve_main
@@ -443,7 +498,9 @@ def test_training_resumes_from_its_checkpoint(tmp_path, trainer):
     steps = [int(r.split(",")[col]) for r in rows[1:]]
     assert steps == [512, 1024, 1536, 2048, 2560, 3072]
     evals = (out / "eval.csv").read_text().splitlines()
-    assert evals[: len(eval_before)] == eval_before and len(evals) == len(eval_before) + 6  # at 2000, 3000, end
+    # at 2000 and at the end (the one due at 3000 falls on the last steps: the final evaluation stands for it)
+    assert evals[: len(eval_before)] == eval_before and len(evals) == len(eval_before) + 4
+    assert [int(line.split(",")[0]) for line in eval_before[1:]] == [0, 0, 1000, 1000, 1536, 1536]
 
 
 def test_privileged_features_are_the_true_state_from_the_learners_chair():

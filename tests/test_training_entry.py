@@ -76,18 +76,42 @@ def test_two_runs_into_the_same_new_out_one_wins(tmp_path):
 
 
 def test_an_out_holding_a_run_keeps_its_message(tmp_path, capsys):
-    """A folder that holds a run already: refused by the checks (usage and one line, exit 2), and
-    by the claim too (a run that started after the checks passed)."""
+    """A folder that holds a run already: refused by the checks (one line, exit 2), and by the
+    claim too (a run that started after the checks passed)."""
     out = tmp_path / "run"
     claim_out(parse_args(["--out", str(out)]), "bali")
     with pytest.raises(SystemExit) as exc:
         parse_args(["--out", str(out)])
     assert exc.value.code == 2
-    assert f"--out {str(out)!r} already holds a training run" in capsys.readouterr().err
+    assert f"--out {str(out)!r} holds an unfinished training run (config.json)" in capsys.readouterr().err
     args = parse_args(["--out", str(tmp_path / "other")])
     args.out = out
     with pytest.raises(TrainingError, match="already holds a training run"):
         claim_out(args, "bali")
+
+
+def test_an_out_follows_the_rule_of_every_output_folder(tmp_path, capsys):
+    """``bali train --out OUT`` (``bali_env.files.check_out_folder``): a finished run is never
+    replaced without ``--overwrite``; an interrupted one is continued with ``--resume OUT``;
+    ``--overwrite`` removes the earlier run's files, and only those (before: no ``--overwrite``)."""
+    out = tmp_path / "run"
+    claim_out(parse_args(["--out", str(out)]), "bali")
+    (out / "summary.json").write_text(json.dumps({"interrupted": False}))
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        parse_args(["--out", str(out)])
+    assert "holds a finished training run (summary.json): give --overwrite" in capsys.readouterr().err
+    (out / "summary.json").write_text(json.dumps({"interrupted": True}))
+    (out / "resume.pt").write_bytes(b"x")
+    with pytest.raises(SystemExit):
+        parse_args(["--out", str(out)])
+    assert f"continue it with --resume {str(out)!r}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(["--out", str(out), "--resume", str(out), "--overwrite"])
+    args = parse_args(["--out", str(out), "--overwrite", "--seed", "5"])
+    assert claim_out(args, "bali") == out
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "notes.txt"]
+    assert json.loads((out / "config.json").read_text())["seed"] == 5
 
 
 @pytest.mark.parametrize("argv", [["--steps", "0"], ["--opponents", "wizard"], ["--gamma", "2"],
@@ -182,18 +206,20 @@ def test_stop_on_signals_first_signal_stops_second_quits():
 
 def test_run_progress_reads_and_writes_the_checkpoint_format():
     """The counters a checkpoint saved before ``RunProgress`` (a plain dict) load unchanged and
-    are saved back as the same dict, so old checkpoints resume and new ones look the same."""
+    are saved back as the same dict, with the fields added since at their defaults (``eval_rate``:
+    not timed yet), so old checkpoints resume."""
     from bali_env.training.loop import RunProgress
 
     old = {"due": {"snapshot": 2e5, "eval": 3e6}, "eval_rows": [{"steps": 1024, "opponent": "random"}],
            "steps": 1024, "elapsed": 12.5, "loop_seconds": 11.0, "eval_seconds": 2.0, "sessions": 1,
            "interrupted": True}
     progress = RunProgress.from_dict(old)
-    assert progress.as_dict() == old and list(progress.as_dict()) == list(old)
+    assert progress.as_dict() == old | {"eval_rate": 0.0} and list(progress.as_dict())[:-1] == list(old)
     fresh = RunProgress.fresh(parse_args(["--snapshot-every", "500", "--eval-every", "1000"]))
     assert fresh.as_dict() == {"due": {"snapshot": 500, "eval": 1000, "eval_seconds": 0.0}, "eval_rows": [], "steps": 0,
                                "elapsed": 0.0,
-                               "loop_seconds": 0.0, "eval_seconds": 0.0, "sessions": 0, "interrupted": False}
+                               "loop_seconds": 0.0, "eval_seconds": 0.0, "sessions": 0, "interrupted": False,
+                               "eval_rate": 0.0}
 
 
 def test_training_modules_do_not_import_each_other():
@@ -237,3 +263,161 @@ def test_two_training_runs_started_at_once_write_two_complete_folders(tmp_path):
         assert summary["env_steps"] >= 256 and summary["policy"] == str(Path("runs") / folder.name / "final.npz")
         assert json.loads((folder / "config.json").read_text())["out"] == str(Path("runs") / folder.name)
     assert {json.loads((f / "config.json").read_text())["seed"] for f in folders} == {0, 1}
+
+
+@pytest.mark.parametrize(("flag", "value", "dest"), [("--final-eval-games", "0", "final_eval_games"),
+                                                     ("--eval-every", "0", "eval_every")])
+def test_evaluations_can_be_switched_off(flag, value, dest, tmp_path):
+    """``--final-eval-games 0`` (no final evaluation) and ``--eval-every 0`` (none on the way) are
+    accepted (before: refused as not positive); a negative count is still refused."""
+    args = parse_args([flag, value, "--out", str(tmp_path / "run")])
+    assert getattr(args, dest) == 0
+    with pytest.raises(SystemExit):
+        parse_args([flag, "-1", "--out", str(tmp_path / "run")])
+
+
+def test_evaluations_default_to_several_points_a_run():
+    """Without --eval-every a run evaluates every min(1e6, --steps/5) steps (before: every 1e6,
+    more than a short run's steps: a curve of one point), and under --minutes also every fifth of
+    the training time."""
+    from bali_env.training.loop import RunProgress
+    from bali_env.training.options import eval_interval
+
+    assert eval_interval(parse_args(["--steps", "3000"])) == 600
+    assert eval_interval(parse_args([])) == 1e6
+    assert eval_interval(parse_args(["--eval-every", "0"])) == float("inf")
+    assert eval_interval(parse_args(["--eval-every", "5000"])) == 5000
+    assert RunProgress.fresh(parse_args(["--steps", "3000"])).due["eval"] == 600
+
+
+class _Fake:
+    """Just enough of a model and env for ``Session``'s clock (no training)."""
+
+    num_timesteps = 0
+    episode_returns = [1.0, -1.0, 1.0, 1.0]
+    policy = None
+
+
+def _session(argv, **progress):
+    from bali_env.training.loop import RunProgress, Session
+
+    args = parse_args(argv)
+    run = RunProgress.fresh(args)
+    for key, value in progress.items():
+        setattr(run, key, value)
+    return Session(args, _Fake(), _Fake(), None, run, ".zip")
+
+
+def test_minutes_is_the_whole_run_the_final_evaluation_included():
+    """With --minutes the training stops early enough for the final evaluation, timed by the latest
+    evaluation, to end within the budget (before: training used all of --minutes and the final
+    evaluation came after it, 65 s more in a 2-minute run); without a final evaluation, or
+    without a time limit, nothing is kept."""
+    session = _session(["--minutes", "2", "--final-eval-games", "1000"], eval_rate=0.01)
+    assert session.final_seconds() == pytest.approx(20.0)  # 1,000 games against each of random and greedy
+    assert session.train_until() == pytest.approx(120 - 20 - 2.0)
+    assert _session(["--minutes", "2", "--final-eval-games", "0"], eval_rate=0.01).train_until() == 120
+    assert _session(["--minutes", "2"], eval_rate=0.1).train_until() == 90  # training keeps 3/4 of the budget
+    assert _session(["--steps", "1e4"], eval_rate=0.01).train_until() == float("inf")
+    untimed = _session(["--minutes", "2"])
+    assert untimed.first_evaluation()  # times the evaluation before training, as the curve's first point
+    assert not _session(["--steps", "1e4", "--eval-every", "0", "--final-eval-games", "0"]).first_evaluation()
+    assert not _session(["--minutes", "2"], eval_rate=0.01, steps=5000, eval_rows=[{"steps": 0}]).first_evaluation()
+
+
+def test_the_clock_schedule_gives_five_points_under_minutes():
+    """Without --eval-every, a --minutes run evaluates every fifth of its training time."""
+    session = _session(["--minutes", "2", "--final-eval-games", "1000"], eval_rate=0.01)
+    session.clock_schedule()
+    assert session.every == pytest.approx((120 - 22) / 5, abs=0.5)
+    assert session.progress.due["eval_seconds"] == pytest.approx(session.every, abs=0.5)
+    slow = _session(["--minutes", "2"], eval_rate=0.05)  # an evaluation takes 20 s: at most every 80 s
+    slow.clock_schedule()
+    assert slow.every == pytest.approx(80)
+    fixed = _session(["--minutes", "2", "--eval-every", "1e5"], eval_rate=0.01)
+    fixed.clock_schedule()
+    assert fixed.every == 0  # --eval-every given: by steps only
+    by_clock = _session(["--minutes", "2", "--eval-minutes", "0.5"])
+    by_clock.clock_schedule()
+    assert by_clock.every == 30
+
+
+def test_the_bar_shows_the_return_and_the_latest_win_rates():
+    """The training bar's postfix: steps, the mean return of the recent games, the latest
+    evaluation's win rates (before: steps only)."""
+    from bali_env.training.report import bar_postfix
+
+    rows = [{"steps": 0, "opponent": "random", "win_rate": 0.5}, {"steps": 0, "opponent": "greedy", "win_rate": 0.0},
+            {"steps": 512, "opponent": "random", "win_rate": 0.875}, {"steps": 512, "opponent": "greedy",
+                                                                       "win_rate": 0.25}]
+    assert bar_postfix(1024, [1.0, -1.0, 1.0, 1.0], rows) == "1,024 steps, return +0.50, 88% vs random, 25% vs greedy"
+    assert bar_postfix(10, [], []) == "10 steps"
+    assert _session(["--steps", "1e4"]).describe() == "0 steps, return +0.50"
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_run_ends_saying_what_it_made_and_how_to_play_it(players, tmp_path):
+    """The last lines: what was written, the key figures in words, the command that plays the
+    policy (before: summary.json printed raw); an interrupted run says how to go on."""
+    from bali_env.training.report import end_lines
+
+    (tmp_path / "final.npz").write_bytes(b"x")
+    (tmp_path / "summary.json").write_text("{}")
+    final = [{"steps": 1000, "opponent": "random", "win_rate": 0.885, "ci_low": 0.864, "ci_high": 0.904,
+              "games": 1000}, {"steps": 1000, "opponent": "greedy", "win_rate": 0.188, "ci_low": 0.165,
+                               "ci_high": 0.213, "games": 1000}]
+    summary = {"env_steps": 762368, "train_seconds": 60.0, "wall_seconds": 107.0, "env_steps_per_s": 12706.1,
+               "final": final, "interrupted": True}
+    lines = end_lines(summary, tmp_path, players=players, files=("final.npz", "learning_curve.png", "summary.json"),
+                      returns=[1.0, -1.0], resume=f"bali train --resume {tmp_path}")
+    assert lines[0] == f"wrote: {tmp_path} (final.npz, summary.json)"
+    assert lines[1] == ("762,368 env steps in 1 min of training (12,706 steps/s), 1 min 47 s in all; mean return "
+                        "of the last 2 training games +0.00")
+    assert lines[2] == (f"the final policy won 88.5% [86.4%, 90.4%] against random and 18.8% [16.5%, 21.3%] against "
+                        f"greedy (1,000 games each; equal share {1 / players:.0%})")
+    assert lines[3] == f"interrupted: continue it with bali train --resume {tmp_path}"
+    greedy = " greedy" * (players - 1)
+    assert lines[4] == (f"play it: bali tournament --agents ppo:path={tmp_path / 'final.npz'}{greedy} "
+                        f"--players {players} --games 400")
+    assert not any(line.lstrip().startswith("{") for line in lines)
+    quiet = end_lines(summary | {"final": [], "interrupted": False}, tmp_path, players=players, files=(),
+                      returns=[], resume="")
+    assert quiet[2].startswith("no final evaluation (--final-eval-games 0)") and len(quiet) == 4
+
+
+def test_the_plan_says_what_the_final_evaluation_adds():
+    """Before training the run says its plan: the budget, the evaluations, the final one with its
+    estimate and how to skip it."""
+    from bali_env.training.report import duration, plan_line, short_of_budget, spent
+
+    line = plan_line(minutes=2, steps=1e8, train_seconds=99, final_games=1000, opponents=["random", "greedy"],
+                     final_seconds=20, eval_seconds=19.8, eval_steps=1e6)
+    assert line == ("2 min in all (--minutes 2); training for about 1 min 39 s; evaluating every 20 s and every "
+                    "1,000,000 env steps of it; then the final evaluation (1,000 games against each of random and "
+                    "greedy, up to about 20 s), within the budget (--final-eval-games 0 skips it)")
+    off = plan_line(minutes=0, steps=3000, train_seconds=None, final_games=0, opponents=["greedy"],
+                    final_seconds=None)
+    assert off == ("training for 3,000 env steps (--steps; no time limit); no evaluation on the way (--eval-every 0); "
+                   "no final evaluation (--final-eval-games 0)")
+    assert short_of_budget(0.5, 7) is None and "more than 25% of --minutes 0.5" in short_of_budget(0.5, 8)
+    assert spent(2, 10, 100) is None and "so about 20 s are left for training" in spent(2, 90, 20)
+    assert [duration(s) for s in (0.4, 59.6, 60, 107, 3900)] == ["0 s", "1 min", "1 min", "1 min 47 s", "1 h 05 min"]
+
+
+def test_distil_self_play_has_a_bar(monkeypatch):
+    """``bali distil``'s first phase, self-play of ``--games`` games (10,000 in the docs' command),
+    shows a bar with ``--progress`` (before: a minute or more without a word)."""
+    import numpy as np
+
+    import bali_env.training.value as value
+    from bali_env.training.distil import positions
+
+    seen = {}
+
+    def self_play(policy, num_players, games, seed, keep=0.25, envs=256, progress=False, raw=False):
+        seen["progress"] = progress
+        return {"action_mask": np.ones((2, 3), dtype=bool)}
+
+    monkeypatch.setattr(value, "self_play", self_play)
+    assert len(positions(None, 2, 10, 0, 0.5, progress=True)["key"]) == 2
+    assert seen["progress"] is True

@@ -6,6 +6,7 @@ colour-blind readers tell apart; bad arguments refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import xml.etree.ElementTree as ET
 
@@ -239,3 +240,139 @@ def test_colours_stay_apart_for_colour_blind_readers(vision):
 
 def test_the_colour_check_catches_a_red_green_palette():
     assert min_distance(("#d62728", "#2ca02c", "#ff7f0e", "#8c564b"), _CVD["deuteranopia"]) < 15
+
+
+# ---------------------------------------------------------------------------- no text clipped or overlapping
+def _text_boxes(part: str):
+    """The texts of one group of ``table_parts`` with their boxes measured in the bundled font
+    (Pillow's FreeType), the icons' boxes, and the count badges' circles."""
+    import re
+    from html import unescape
+
+    from PIL import ImageFont
+
+    from bali_env.pictures.raster import FONT_FILES
+    from bali_env.pictures.svg import svg_elements
+
+    def attr(e, name, default=None):
+        m = re.search(rf'\b{name}="([^"]*)"', e[: e.index(">")])
+        return m.group(1) if m else default
+
+    texts_, icons, circles = [], [], []
+    for e in svg_elements(part):
+        if e.startswith("<text"):
+            text = unescape(e[e.index(">") + 1 : e.rindex("<")])
+            size, x, y = float(attr(e, "font-size", 16)), float(attr(e, "x")), float(attr(e, "y"))
+            font = _FONTS.setdefault(attr(e, "font-weight") == "bold",
+                                     ImageFont.truetype(FONT_FILES[attr(e, "font-weight") == "bold"], 100))
+            w = font.getlength(text) * size / 100
+            anchor = attr(e, "text-anchor", "start")
+            x0 = x - w / 2 if anchor == "middle" else x - w if anchor == "end" else x
+            texts_.append((text, (x0, y - 0.73 * size, x0 + w, y + 0.2 * size)))
+        elif e.startswith("<use"):
+            x, y, w, h = (float(attr(e, k, 0)) for k in ("x", "y", "width", "height"))
+            icons.append((attr(e, "href"), (x, y, x + w, y + h)))
+        elif e.startswith("<circle"):
+            cx, cy, r = (float(attr(e, k)) for k in ("cx", "cy", "r"))
+            circles.append((cx - r, cy - r, cx + r, cy + r))
+    texts_ = [(t, b) for t, b in texts_ if not any(_inside(b, c, 2) for c in circles)]  # a badge's number
+    return texts_, icons
+
+
+_FONTS: dict = {}
+
+
+def _overlap(a, b, tol=0.5) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > tol and min(a[3], b[3]) - max(a[1], b[1]) > tol
+
+
+def _inside(a, b, tol=0.5) -> bool:
+    return a[0] >= b[0] - tol and a[1] >= b[1] - tol and a[2] <= b[2] + tol and a[3] <= b[3] + tol
+
+
+def layout_problems(parts: list[str]) -> list[str]:
+    """Every text of a picture that leaves its group's box, is cut (an ellipsis), half covers an
+    icon, or overlaps another text."""
+    from bali_env.pictures.svg import part_boxes
+
+    out, every = [], []
+    for part, (bx, by, bw, bh) in zip(parts, part_boxes(len(parts) - 4), strict=True):
+        found, icons = _text_boxes(part)
+        for text, box in found:
+            if not _inside(box, (bx, by, bx + bw, by + bh)):
+                out.append(f"{text!r} leaves its group")
+            if "\N{HORIZONTAL ELLIPSIS}" in text:
+                out.append(f"{text!r} is cut")
+            out += [f"{text!r} covers part of {name}" for name, icon in icons
+                    if _overlap(box, icon) and not _inside(box, icon)]
+        every += found
+    for i, (text, box) in enumerate(every):
+        out += [f"{text!r} overlaps {other!r}" for other, box2 in every[i + 1 :] if _overlap(box, box2)]
+    return out
+
+
+LABELS = ["player_0 (greedy)", "player_1 (mcts:sims=200)", "player_2 (random)", "player_3 (ppo)"]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_no_text_is_cut_or_overlaps_in_any_frame(n):
+    """Every frame of whole games (every seat's view and the public one, the final scoring
+    included), measured in the bundled font: no text leaves its panel, is cut short, half covers
+    an icon or overlaps another text. (Offering ranges such as ``10-11`` once ran into the next
+    icon, the final scoring cut the players' names, two-digit altar counts left the panel.)"""
+    pytest.importorskip("PIL")
+    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.pictures.frames import Spectator, frame_parts, record_frames
+
+    env = bali_env.raw_env(num_players=n, oracle=True, demon=True)
+    env.reset(seed=n)
+    bots = [GreedyAgent(seed=q) for q in range(n)]
+    rng = np.random.default_rng(n)
+    while not all(env.terminations.values()):  # seat 0 plays at random: ranges on the others' offerings
+        o = env.observe(env.agent_selection)
+        q = env.agent_name_mapping[env.agent_selection]
+        env.step(int(bots[q].act(o["observation"], o["action_mask"]) if q else rng.choice(env.legal_actions())))
+    record = env.game_record(LABELS[:n])
+    problems: dict[str, str] = {}
+    for seat in (None, 1):
+        spectator = Spectator(LABELS[:n], seat)
+        for f in record_frames(record, seat):
+            for p in layout_problems(frame_parts(f, spectator, caption=f"move {f.step} of 999")):
+                problems.setdefault(p, f"step {f.step}, seat {seat}")
+    assert not problems, problems
+
+
+def test_wide_numbers_fit_their_places():
+    """The widest numbers a game can reach: offering ranges of two digits, two-digit stones,
+    VP and altar counts, three-digit scores with the winner's crown."""
+    pytest.importorskip("PIL")
+    env = bali_env.raw_env(num_players=4, oracle=True)
+    env.reset(seed=8)
+    play_random(env, 5000)
+    final = final_result(env._state)
+    final["final_scores"] = [113, 98, 100, 7]
+    final["winners"] = [0]
+    view = public_view(env._state)
+    wide = dataclasses.replace(view, stones=np.full(4, 19), vp_tokens=np.full(4, 29), decision="play",
+                               altar_known=np.array([12, 11, 10, 13]), altar_unknown=14,
+                               offerings_min=np.full((4, 4), 10), offerings_max=np.full((4, 4), 13))
+    from bali_env.pictures import table_parts
+
+    for v, f in ((wide, None), (dataclasses.replace(wide, decision="game_over"), final)):
+        assert not layout_problems(table_parts(v, None, LABELS, f)), layout_problems(table_parts(v, None, LABELS, f))
+
+
+def test_the_width_estimate_is_the_fonts():
+    """``svg.text_width`` (used to fit and wrap text without the render extra) is within 1% of
+    the bundled font's own advance widths."""
+    pytest.importorskip("PIL")
+    from PIL import ImageFont
+
+    from bali_env.pictures.raster import FONT_FILES
+    from bali_env.pictures.svg import text_width
+
+    for bold in (False, True):
+        font = ImageFont.truetype(FONT_FILES[bold], 100)
+        for text in ("player_1 (mcts:sims=200)'s view", "10\N{EN DASH}13 \N{MIDDLE DOT} =31 \N{MULTIPLICATION SIGN}4",
+                     "To decide: player_3: phase 2b: put a supply card face up on the altar"):
+            assert text_width(text, 100, bold) == pytest.approx(font.getlength(text), rel=0.01)

@@ -205,6 +205,11 @@ def test_results_are_browsed_inside_their_folder(tmp_path):
     for game in ("game_00000", "game_00001"):
         page = client.get(f"/results/run1/replays/{game}.html")
         assert page.status_code == 200 and "replay-data" in page.text
+        assert 'href="/"' in page.text and 'href="/results/"' in page.text  # the way back
+    # every results page links back to the play page (home) and the list of runs
+    for url in ("/results/", "/results/run1/"):
+        text = client.get(url).text
+        assert 'href="/"' in text and 'href="/results/"' in text, url
     for url in ("/results/../secret.txt", "/results/run1/../../secret.txt", "/results/%2e%2e/secret.txt",
                 "/results/run1/records/game_00000.json", "/results/run1/replays/game_9.html",
                 "/results/run1/replays/../../../secret.txt", "/results//etc/passwd/", "/results/run2/",
@@ -235,3 +240,48 @@ def test_the_page_and_its_assets():
     setup = client.get("/api/setup").json()
     assert setup["players"] == [2, 3, 4] and "greedy" in setup["opponents"] and setup["results"] is False
     assert json.loads(json.dumps(setup)) == setup
+
+
+def test_a_single_option_says_why(client):
+    """When the human has one legal option, the answer says why: a pass that is forced says that
+    no take is affordable (or that the supply is empty); with several options nothing is said."""
+    from bali_env.engine.ids import A_PASS
+
+    said: dict[int, str] = {}
+    rng = np.random.default_rng(3)
+    for seed in range(6):
+        state = client.post("/api/games", json={"players": 2, "opponents": ["greedy"], "seed": seed}).json()
+        for _ in range(2000):
+            if state["status"] != "playing":
+                break
+            if state["your_turn"]:
+                assert bool(state["only"]) == (len(state["options"]) == 1), state["options"]
+                if len(state["options"]) == 1:
+                    said[state["options"][0]["action"]] = state["only"]
+                option = state["options"][int(rng.integers(len(state["options"])))]
+                state = client.post(f"/api/games/{state['id']}/move", json={"action": option["action"]}).json()
+            else:
+                state = client.post(f"/api/games/{state['id']}/advance").json()
+        if A_PASS in said:
+            break
+    assert A_PASS in said, said
+    assert "cannot afford a take" in said[A_PASS] or "supply is empty" in said[A_PASS]
+    assert all(why.strip() for why in said.values()), said
+
+
+def test_the_how_to_play_panel_quotes_the_engines_numbers(client):
+    """The page's rules summary says what the engine does (prices, points, the hand size) and
+    explains the ranges of hidden offering cards; no text assumes where the options are."""
+    import re
+
+    from bali_env import engine as E
+
+    page = client.get("/").text
+    help_text = " ".join(re.sub(r"<[^>]+>", " ", page[page.index('<details id="help">'):
+                                                        page.index("</details>")]).split())
+    for quoted in (f"it costs {E.OFFERING_BASE_PRICE} stones minus your farmers", f"a shrine ({E.SHRINE_COST} stones)",
+                   f"{E.SHRINE_POINTS} per shrine", f"1 per {E.STONES_PER_POINT} stones",
+                   f"Refill your hand to {E.HAND_SIZE} cards", "0\u20131 = at least 0, at most 1"):
+        assert quoted.replace("\u2013", "&ndash;") in help_text or quoted in help_text, quoted
+    script = client.get("/static/app.js").text
+    assert "on the right" not in page + script and "below" not in script

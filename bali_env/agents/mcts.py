@@ -27,6 +27,7 @@ from bali_env.engine.validate import check_int, check_number
 
 from . import mcts_search as search
 from .base import Agent, check_keys, check_observations
+from .threads import on_decision_threads
 
 
 def check_position(obs: np.ndarray, mask: np.ndarray | None = None) -> None:
@@ -115,10 +116,12 @@ class MCTSAgent(Agent):
         keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64)
         return self.act_batch_keyed(observations, action_masks, keys.astype(np.uint64))
 
+    @on_decision_threads
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """What ``seed(keys[i])`` then ``act`` gives for every row i, the searches run in parallel
-        over the cores (``bali_env.agents.mcts_search.ismcts_choose_batch``); each row is checked first, like
-        ``act``. With a ``seconds`` budget the rows are searched one by one."""
+        over the idle cores (``threads.decision_threads``; the kernel:
+        ``bali_env.agents.mcts_search.ismcts_choose_batch``); each row is checked first, like ``act``.
+        With a ``seconds`` budget the rows are searched one by one."""
         if self.seconds > 0:
             return super().act_batch_keyed(observations, action_masks, keys)
         obs, masks = check_observations(observations, action_masks)

@@ -44,6 +44,7 @@ from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYE
 from bali_env.engine.validate import model_problem
 
 from .base import Agent, check_observations, key_uniforms
+from .threads import on_one_blas_thread
 
 FORMAT = "bali-env/ppo-policy"
 VERSION = 1
@@ -409,8 +410,10 @@ class PPOAgent(Agent):
         """``act_batch`` on an environment's own buffers (nothing to check)."""
         return self._decide(observations, action_masks, None, checked=True)
 
+    @on_one_blas_thread
     def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None,
                 checked: bool = False) -> np.ndarray:
+        """The actions of a batch, NumPy's BLAS on the calling thread (``threads.one_blas_thread``)."""
         obs, masks = (observations, action_masks) if checked else check_observations(observations, action_masks)
         legal = masks.astype(bool)
         # the player-count one-hot of the spec, read for the whole batch at once

@@ -29,6 +29,7 @@ from . import puct_search as K
 from .base import Agent, check_keys, check_observations
 from .mcts import _stream_state, check_position
 from .ppo import ExportedPolicy, PPOAgent
+from .threads import on_decision_threads
 
 MAX_DEPTH = 1024  #: decisions a descent may go down before it evaluates where it stands
 
@@ -88,8 +89,10 @@ class PolicySearchAgent(Agent):
         keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64)
         return self.act_batch_keyed(observations, action_masks, keys.astype(np.uint64))
 
+    @on_decision_threads
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """Row i's action is what ``seed(keys[i])`` then ``act`` gives; all rows searched together."""
+        """Row i's action is what ``seed(keys[i])`` then ``act`` gives; all rows searched together
+        (on the idle cores: ``threads.decision_threads``)."""
         obs, masks = check_observations(observations, action_masks)
         keys = check_keys(keys, len(obs))
         out = np.argmax(masks, axis=1).astype(np.int64)  # forced moves are played without searching

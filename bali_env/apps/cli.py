@@ -19,8 +19,13 @@ have theirs in this module).
 The entry point of every floor, so the one module of ``bali_env`` that imports the rooms above
 the environment (``arena``, ``training``, ``bench``, ``apps``), each when the parser is built
 (none of them imports torch, Ray, matplotlib or Starlette to do it). Every command checks all its
-arguments before it prints or creates anything (exit 2 on a bad one) and exits 130 when
-interrupted (Ctrl-C or SIGTERM). ``parse_command`` parses a command line without running it."""
+arguments before it prints or creates anything (exit 2 on a bad one: the line that matters and a
+pointer to its help, ``flags.Parser``), exits 130 when interrupted (Ctrl-C or SIGTERM), and 141
+without a traceback when its output is cut short (``bali replay GAME --all | head``: a broken
+pipe, the exit status a shell gives a program stopped by SIGPIPE). Every command that writes an
+output folder follows one rule for ``--out`` (``bali_env.files.check_out_folder``: a finished run
+is never replaced without ``--overwrite``). ``parse_command`` parses a command line without
+running it."""
 
 from __future__ import annotations
 
@@ -125,8 +130,8 @@ def _tournament_parents() -> list[argparse.ArgumentParser]:
             flags.workers(2), flags.variants(),
             flags.out("output folder for the journal, results.json/.csv and ratings.png (default: a new folder "
                       "results/tournament/<date-time>, with a -N suffix when another run took that name; an --out "
-                      "holding an earlier run is replaced, unless --resume)"),
-            flags.progress(), flags.clock()]
+                      "holding an earlier run is refused: --resume OUT continues it, --overwrite replaces it)"),
+            flags.overwrite("tournament"), flags.progress(), flags.clock()]
 
 
 def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
@@ -170,7 +175,7 @@ def _tournament(args: argparse.Namespace) -> int:
     settings = {"num_players": args.players, "games": args.games, "seed": args.seed, "workers": args.workers,
                 "batch_size": args.batch_size, "save_records": args.save_records, "resume": args.resume,
                 "backend": args.backend, "ray_address": args.ray_address, "chunk_size": args.chunk_size,
-                "move_time": args.move_time, "game_time": args.game_time}
+                "move_time": args.move_time, "game_time": args.game_time, "overwrite": args.overwrite}
     try:
         check_tournament(args.agents, out_dir=args.out if args.out is not None else Path("results/tournament"),
                          **settings)
@@ -205,8 +210,10 @@ def _league_parents() -> list[argparse.ArgumentParser]:
             flags.players([2, 3, 4], many=True, detail="the parts: 2 = every pair, 3 and 4 = the free-for-all at "
                           "that size when there are enough agents"),
             flags.seed(0, "the deals: game k of every part is dealt from seed SEED + k"), flags.workers(2),
-            flags.variants(), flags.out("output folder (default: a new folder results/league/<date-time>)"),
-            flags.progress(), flags.clock()]
+            flags.variants(), flags.out("output folder (default: a new folder results/league/<date-time>; an --out "
+                                        "holding an earlier league is refused: --resume OUT continues it, "
+                                        "--overwrite replaces it)"),
+            flags.overwrite("league"), flags.progress(), flags.clock()]
 
 
 def _league_arguments(parser: argparse.ArgumentParser) -> None:
@@ -226,29 +233,23 @@ def _league(args: argparse.Namespace) -> int:
     from bali_env.arena.league import run_league
 
     _resume_folder(args, "league")
+    folders: list[Path] = []  # the league's folder, once made (every check passed first: nothing made otherwise)
     try:
-        if args.out is None:
-            from bali_env.arena.checks import check_out_dir
-
-            check_out_dir(Path("results/league"))
-        out = args.out
-        if out is None:
-            from bali_env.files import new_output_dir
-
-            out = new_output_dir("results/league")
-            print(f"writing to {out}", file=sys.stderr)
-        result = run_league(args.agents, games=args.games, seed=args.seed, workers=args.workers, out_dir=out,
+        result = run_league(args.agents, games=args.games, seed=args.seed, workers=args.workers, out_dir=args.out,
                             sizes=tuple(sorted(set(args.players))), oracle=args.oracle, demon=args.demon,
                             progress=args.progress, resume=args.resume, move_time=args.move_time,
-                            game_time=args.game_time)
+                            game_time=args.game_time, overwrite=args.overwrite, out_parent="results/league",
+                            on_folder=folders.append)
     except TournamentError as exc:
         print(f"bali league: error: {exc}", file=sys.stderr)
         return 2
     except (TournamentInterrupted, TournamentFailed) as exc:
         what = "interrupted" if isinstance(exc, TournamentInterrupted) else f"error: {str(exc).splitlines()[0]}"
+        out = args.out or (folders[0] if folders else None)
         print(f"\nbali league: {what}; continue with --resume {out}", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
+    out = result.out_dir
     print(f"\nwrote {out / 'league.json'}, {out / 'league.png'}, {out / 'index.html'} and a folder per part")
     return 0
 
@@ -298,13 +299,13 @@ class _ListFormatter(argparse.HelpFormatter):
         super().__init__(prog, max_help_position=16)
 
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> flags.Parser:
     """The ``bali`` parser: ``--version``, and a subcommand per command (``commands``; ``argv``
     picks ``bali train``'s trainer), each built from its shared flags (``parents``) and its own
     (``add_arguments``), its ``run`` the default of ``args.run``."""
     from bali_env import __version__
 
-    parser = argparse.ArgumentParser(prog="bali", description="Bali (Klaus-Jürgen Wrede, 2017) as a reinforcement-"
+    parser = flags.Parser(prog="bali", description="Bali (Klaus-Jürgen Wrede, 2017) as a reinforcement-"
                                      "learning environment: tournaments, training, benchmarks, games.",
                                      epilog="bali COMMAND --help: the options of a command",
                                      formatter_class=_ListFormatter)
@@ -336,7 +337,9 @@ def command_parser(command: str, argv: list[str] | None = None) -> argparse.Argu
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """``argv`` parsed by ``parser``, with ``args.argv``: the command's own arguments as given
     (for a command that repeats or reads its command line)."""
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the command's error, with its usage (argparse gives it to ``bali`` as a whole)
+        subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.argv = list(argv[1:])
     return args
 
@@ -353,13 +356,28 @@ def parse_command(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bali`` command: parse, then run the command; returns the exit code
-    (SystemExit(2) from argparse for a bad option, 130 when interrupted)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    (SystemExit(2) from argparse for a bad option, 130 when interrupted, ``BROKEN_PIPE`` when
+    the output was cut short)."""
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a pipe closed early fails here rather than at exit
+        return code
+    except BrokenPipeError:
+        return _output_cut_short()
+
+
+def _main(argv: list[str]) -> int:
+    """``main`` without its broken-pipe guard."""
     parser = build_parser(argv)
-    if not argv or (not argv[0].startswith("-") and argv[0] not in commands()):
-        if argv:
-            print(f"bali: unknown command {argv[0]!r}\n", file=sys.stderr)
+    if not argv:
         print(parser.format_help(), file=sys.stderr, end="")
+        return 2
+    if not argv[0].startswith("-") and argv[0] not in commands():
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], commands(), n=1)
+        print(parser.error_text(f"unknown command {argv[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                                + f"; the commands: {', '.join(commands())}"), file=sys.stderr, end="")
         return 2
     try:
         args = _parse(parser, argv)
@@ -375,6 +393,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\nbali {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+BROKEN_PIPE = 141  #: the exit status when the output was cut short: 128 + SIGPIPE, as a shell reports ``yes | head``
+
+
+def _output_cut_short() -> int:
+    """The reader of the output went away (``bali replay GAME --all | head``): no traceback, and
+    nothing more written to it (Python's recipe: stdout onto ``os.devnull``, so the flush at exit
+    does not fail again); returns ``BROKEN_PIPE``."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return BROKEN_PIPE
 
 
 def _interrupt_on_sigterm() -> None:

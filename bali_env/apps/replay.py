@@ -27,8 +27,8 @@ from typing import Any
 
 from bali_env.engine.contract import action_to_str
 from bali_env.envs.records import load_record, replay_states
-from bali_env.pictures.narrate import result_text as narrate_result
-from bali_env.pictures.text import describe_move, fit, render_view
+from bali_env.pictures.narrate import explain_final_scoring, result_text as narrate_result
+from bali_env.pictures.text import describe_move, fit, render_view, scored_view
 from bali_env.engine.decode import decode_observation
 from bali_env.pictures.frames import labels_for
 
@@ -81,8 +81,10 @@ def frame(record: dict[str, Any], positions: list[Any], i: int, seat: int | None
         lines.append(env.render())
     else:
         view = decode_observation(env.observe(env.possible_agents[seat])["observation"])
-        lines.append(render_view(view, seat, _labels(record)))
+        lines.append(render_view(scored_view(view, env.state(), seat), seat, _labels(record)))
     if i == n_steps:
+        if all(env.terminations.values()):  # the final scoring, item by item, as bali play prints it
+            lines.append(explain_final_scoring(env.state_dict(), env.infos[env.possible_agents[0]], _labels(record)))
         lines.append(result_text(record))
     return fit("\n".join(lines), width or terminal_width())
 
@@ -141,7 +143,8 @@ def parents() -> list[argparse.ArgumentParser]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``bali replay``."""
     parser.description = "Step through a saved Bali game record."
-    parser.add_argument("file")
+    parser.add_argument("file", metavar="GAME.json", help="a saved game record (bali tournament --save-records "
+                        "writes them in OUT/records/)")
     parser.add_argument("--seat", type=int, default=None, help="show the game from this player's point of view")
     parser.add_argument("--step", type=int, default=0, help="start at this step")
     parser.add_argument("--all", action="store_true", help="print every step and exit")
@@ -203,7 +206,9 @@ def run(
     try:
         record = load_record(args.file)
     except ValueError as exc:
-        print(f"bali replay: error: refusing {args.file}: " + " ".join(str(exc).split()), file=sys.stderr)
+        why = " ".join(str(exc).split())
+        unread = why.startswith("cannot read game record")  # it names the file and why (no such file, a folder...)
+        print("bali replay: error: " + (why if unread else f"refusing {args.file}: {why}"), file=sys.stderr)
         return 2
     problem = _problem(args, record)
     if problem:

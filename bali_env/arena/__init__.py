@@ -27,7 +27,8 @@ agents (``protocol/``, ``cmd:`` specs); the web app is ``bali_env.apps.web``.
 games, rotates seats so that every participant plays every seat equally often, and reports per
 participant: wins, win rate with a 95% Wilson interval, mean final score, mean rank, a
 Plackett-Luce rating fitted to all games at once (with its 95% interval) and the win rate per
-seat; the table lists the participants by that rating.
+seat; the table lists the participants by win rate, then rating (``stats.ranking_key``), and
+reads ``n/a`` for a rating whose interval is too wide to mean anything (``stats.rating_text``).
 
 Participants
     Every entry of ``agents`` is a separate participant built by ``make_agent(spec)``, named by
@@ -50,8 +51,12 @@ Lineups (who sits where)
     games is **rounded up to whole cycles** (the output says so when it does).
 
 Deals and seeding
-    Game k is dealt from seed ``seed + k``: exactly the game ``bali_env.env(...).reset(seed=seed +
-    k)`` deals (``BaliVectorEnv.reset_game``), whichever worker and slot plays it. Every agent's
+    Game k is dealt from ``deal_seed(seed, k)``, the tournament seed and the game number hashed
+    together (SplitMix64, 53 bits), and each game's record keeps it: exactly the game
+    ``bali_env.env(...).reset(seed=record["seed"])`` deals (``BaliVectorEnv.reset_game``),
+    whichever worker and slot plays it. Tournaments with different seeds therefore share no deal
+    (with ``seed + k`` the runs with seeds 1 and 2 shared 999 of 1,000), and results of several
+    seeds pool as independent games. Every agent's
     randomness is drawn per decision from ``decision_keys(seed, k, seat, decision number)``
     (``Agent.act_batch_keyed``: the built-in agents draw each row from its own key, also when
     they decide a batch at once), so **a game plays out the same whatever the worker count, the
@@ -93,7 +98,8 @@ Statistics (from the game records; nothing depends on the order in which games w
 Outputs (``out_dir``, checked before anything is played and created only then; the command
 line's default is a new folder ``results/tournament/<date-time>[-N]``, created exclusively so
 that two runs never share one; two runs given the same ``out_dir`` at once: the second is
-refused): ``results.json`` (config, statistics, one record per game: index, seed,
+refused; an ``out_dir`` holding an earlier run is replaced only with ``overwrite=True``,
+``bali_env.files.check_out_folder``): ``results.json`` (config, statistics, one record per game: index, seed,
 lineup, scores, winners, decisions, and the forfeit of a game lost by a fault),
 ``results.csv`` (the per-participant table), ``ratings.png`` (win rates with their intervals
 and ratings; needs matplotlib), ``index.html`` (the table, the chart, every game, with a link to
@@ -110,7 +116,8 @@ from .journal import JOURNAL, read_journal
 from .games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
 from .report import TournamentResult, plot_ratings
 from .run import INTERPRETABLE_AGENTS, INTERPRETED_NOTE, QUICK_GAMES, QUICK_WAVES, run_tournament
-from .schedule import LINEUP_SCHEME, agent_seed, cycle_length, lineup, participant_names, rounded_games
+from .schedule import (LINEUP_SCHEME, agent_seed, cycle_length, deal_seed, lineup, participant_names,
+                       rounded_games)
 from .stats import Z95, compute_stats, game_ranks, rating_fit, wilson_interval
 from .workers import compile_share, warm_up
 
@@ -118,6 +125,6 @@ __all__ = [
     "BACKENDS", "DEFAULT_BATCH_SIZE", "INTERPRETABLE_AGENTS", "INTERPRETED_NOTE", "JOURNAL", "LINEUP_SCHEME",
     "PROGRESS_WAVES", "QUICK_GAMES", "QUICK_WAVES", "TournamentError", "TournamentFailed", "TournamentInterrupted",
     "TournamentResult", "Z95", "agent_seed", "check_out_dir", "check_tournament", "compile_share", "compute_stats",
-    "cycle_length", "game_ranks", "lineup", "participant_names", "play_games", "plot_ratings", "rating_fit",
-    "read_journal", "rounded_games", "run_tournament", "validate_agents", "warm_up", "wilson_interval",
+    "cycle_length", "deal_seed", "game_ranks", "lineup", "participant_names", "play_games", "plot_ratings",
+    "rating_fit", "read_journal", "rounded_games", "run_tournament", "validate_agents", "warm_up", "wilson_interval",
 ]

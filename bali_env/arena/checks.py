@@ -11,7 +11,7 @@ from bali_env.agents.base import make_agent
 from bali_env.engine.validate import check_choice, check_int, check_num_players, check_number, check_seed
 
 from .errors import TournamentError, setup_checks
-from .journal import JOURNAL
+from .journal import FINISHED, JOURNAL, RUN_OUTPUTS
 from .schedule import check_sizes, participant_names, rounded_games
 
 
@@ -47,12 +47,17 @@ def check_out_dir(out: Path) -> None:
         raise TournamentError(f"cannot write to the output folder {str(out)!r}: {problem}")
 
 
-def validate_agents(specs: Sequence[str], num_players: int | None = None) -> list[str]:
+def validate_agents(specs: Sequence[str], num_players: int | None = None, move_time: float | None = None,
+                    game_time: float | None = None) -> list[str]:
     """Build every agent once and ask it whether it plays ``num_players`` (its optional
     ``check_players``; not asked when None); raise TournamentError naming the spec when one cannot be built or play.
     Returns each participant's label: the spec, or for a bot from a file (``FILE.py:Class``)
-    the bot's own ``name`` (``FILE:Class`` when it sets none), or for a bot program
-    (``cmd:PROGRAM``, started once to say hello) the name it says."""
+    the bot's own ``name`` (``FILE:Class`` when it sets none) with its settings
+    (``FILE.py:Class:depth=3`` is ``NAME:depth=3``, as ``mcts:sims=200`` shows its own), or for
+    a bot program (``cmd:PROGRAM``, started once to say hello, its hello carrying the run's clock
+    ``move_time`` / ``game_time``, then told to quit) the name it says. A label that two
+    different specs would share (two programs saying one name) is followed by its spec in
+    brackets, so the table tells them apart (``participant_names`` numbers only true repeats)."""
     from .protocol import BotFault
 
     labels = []
@@ -62,7 +67,8 @@ def validate_agents(specs: Sequence[str], num_players: int | None = None) -> lis
             check = getattr(agent, "check_players", None)  # an agent that plays some player counts only
             if callable(check) and num_players is not None:
                 check(num_players)
-            if spec.partition(":")[0] == "cmd":  # a bot process: it must start and say hello
+            if spec.partition(":")[0] == "cmd":  # a bot process: it must start and say hello (the run's clock)
+                agent.set_clock(move_time, game_time)
                 try:
                     agent.start()
                 finally:
@@ -71,15 +77,22 @@ def validate_agents(specs: Sequence[str], num_players: int | None = None) -> lis
             raise TournamentError(f"agent {spec!r}: the bot did not start: {exc}") from None
         except (ValueError, TypeError) as exc:
             raise TournamentError(f"agent {spec!r}: {exc}") from exc
-        own_name = spec.partition(":")[0].endswith(".py") or spec.partition(":")[0] == "cmd"
-        labels.append(str(agent.name) if own_name else spec)
-    return labels
+        kind = spec.partition(":")[0]
+        label = str(agent.name) if kind.endswith(".py") or kind == "cmd" else spec
+        settings = spec.split(":", 2)[2] if kind.endswith(".py") and spec.count(":") >= 2 else ""
+        labels.append(f"{label}:{settings}" if settings else label)
+    specs_of: dict[str, set[str]] = {}
+    for label, spec in zip(labels, specs, strict=True):
+        specs_of.setdefault(label, set()).add(spec)
+    return [f"{label} ({spec})" if len(specs_of[label]) > 1 else label
+            for label, spec in zip(labels, specs, strict=True)]
 
 
 def check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: Any, seed: Any,
-                out_dir: str | Path | None, save_records: bool, resume: bool) -> None:
+                out_dir: str | Path | None, save_records: bool, resume: bool, overwrite: bool = False) -> None:
     """TournamentError for a bad setting (the agents aside: ``validate_agents``), before
-    anything is played, printed or written."""
+    anything is played, printed or written; ``out_dir`` follows the rule of every output folder
+    (``bali_env.files.check_out_folder``: an earlier run there is replaced only with ``overwrite``)."""
     with setup_checks():
         check_sizes(len(specs), check_num_players(num_players))
         check_int("workers", workers, 1)
@@ -91,6 +104,13 @@ def check_setup(specs: list[str], num_players: Any, workers: Any, batch_size: An
         raise TournamentError("resume needs out_dir (the folder of the interrupted run)")
     if out_dir is not None:
         check_out_dir(Path(out_dir))
+        from bali_env.files import check_out_folder
+
+        try:
+            check_out_folder(out_dir, what="tournament", outputs=RUN_OUTPUTS, finished=FINISHED, resumable=(JOURNAL,),
+                             resume=resume, overwrite=overwrite)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
     if resume and not (Path(out_dir) / JOURNAL).is_file():
         raise TournamentError(f"nothing to resume: {Path(out_dir) / JOURNAL} does not exist")
 
@@ -123,7 +143,8 @@ def check_clock(move_time: Any, game_time: Any) -> None:
 def check_tournament(agents: Sequence[str], num_players: Any = 4, games: Any = 1000, seed: Any = 0, workers: Any = 2,
                      out_dir: str | Path | None = None, batch_size: Any = 128, save_records: bool = False,
                      resume: bool = False, backend: Any = "local", ray_address: Any = None,
-                     chunk_size: Any = None, move_time: Any = None, game_time: Any = None) -> list[str]:
+                     chunk_size: Any = None, move_time: Any = None, game_time: Any = None,
+                     overwrite: bool = False) -> list[str]:
     """Every check ``run_tournament`` makes with these arguments, and nothing else: nothing is
     played, printed or created. TournamentError saying what is wrong; returns the participants'
     names (as in the results)."""
@@ -131,6 +152,6 @@ def check_tournament(agents: Sequence[str], num_players: Any = 4, games: Any = 1
     check_extra()
     check_backend(backend, ray_address, chunk_size)
     check_clock(move_time, game_time)
-    check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume)
+    check_setup(specs, num_players, workers, batch_size, seed, out_dir, save_records, resume, overwrite)
     rounded_games(games, len(specs), int(num_players))
-    return participant_names(validate_agents(specs, int(num_players)))
+    return participant_names(validate_agents(specs, int(num_players), move_time, game_time))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bali_env.agents.base import Agent, decision_keys, make_agent
-from .schedule import agent_seed, lineup
+from .schedule import agent_seed, deal_seed, lineup
 
 DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
 PROGRESS_WAVES = 8  #: a worker plays its games in at least this many waves (see ``play_games``)
@@ -105,7 +105,7 @@ def _game_record(seed: int, game: int, lineup_: np.ndarray, steps: int, final_sc
     n = len(lineup_)
     record: dict[str, Any] = {
         "game": int(game),
-        "seed": seed + int(game),
+        "seed": deal_seed(seed, game),
         "lineup": [int(p) for p in lineup_],
         "scores": None if final_scores is None else [int(v) for v in final_scores],
         "winners": ([q for q in range(n) if q != forfeit["seat"]] if forfeit is not None
@@ -151,7 +151,7 @@ def play_games(
     (smaller batches: the first games end sooner; the records do not depend on it).
     ``move_time`` / ``game_time``: the clock (``Clock``); ``names``: the participants' names (the
     agents' ``start`` messages, the log files); ``log_dir``: where a ``cmd:`` bot's standard error
-    goes (``NAME.log``)."""
+    goes (``NAME.log``; None: nowhere)."""
     from bali_env.envs.batched import BaliVectorEnv
 
     games = list(games)
@@ -163,8 +163,8 @@ def play_games(
     for p, agent in enumerate(agents):
         if hasattr(agent, "set_clock"):
             agent.set_clock(clock.move_time, clock.game_time)
-        if hasattr(agent, "set_log") and log_dir is not None:
-            agent.set_log(Path(log_dir) / log_name(names[p]))
+        if hasattr(agent, "set_log"):  # no folder: a bot's stderr goes nowhere (never into the results)
+            agent.set_log(None if log_dir is None else Path(log_dir) / log_name(names[p]))
     # at most batch_size games at once, and at least PROGRESS_WAVES waves of them, so the first
     # games end (and the progress bar moves) early even in a short run
     b_size = min(int(batch_size), -(-len(games) // max(1, int(waves))))
@@ -218,7 +218,7 @@ class _Slots:
             if k is None:
                 self.game[b] = -1
                 return
-            self.env.reset_game(b, self.seed + k)
+            self.env.reset_game(b, deal_seed(self.seed, k))
             self.game[b], self.lineup[b], self.steps[b], self.actions_kept[b] = k, lineup(k, self.m, self.n), 0, []
             self.times[b] = 0.0
             forfeit = _begin(self.agents, self.names, self.lineup[b], k, self.n, self.variants)

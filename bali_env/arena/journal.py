@@ -13,8 +13,10 @@ from typing import Any
 from .errors import TournamentError
 
 JOURNAL = "journal.jsonl"  #: the append-only journal of finished games in a tournament's output folder
-_RUN_FILES = ("results.json", "results.csv", "ratings.png", "index.html", "timing.json", JOURNAL)
-_RUN_FOLDERS = ("records", "replays", "logs")
+FINISHED = "results.json"  #: written last: a folder holding it holds a finished tournament
+#: everything a tournament writes in its folder (what ``--overwrite`` removes, and nothing else)
+RUN_OUTPUTS = (FINISHED, "results.csv", "ratings.png", "index.html", "timing.json", JOURNAL, "records", "replays",
+               "logs")
 
 
 def _journal_header(config: dict[str, Any]) -> dict[str, Any]:
@@ -49,9 +51,8 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]
 
 def start_journal(out: Path, config: dict[str, Any], resume: bool) -> tuple[Any, dict[int, dict[str, Any]]]:
     """Open the journal in ``out`` for appending: the finished games of the run it holds
-    (``resume``), or a new journal replacing an earlier run's files (said on stderr)."""
-    import shutil
-
+    (``resume``), or a new journal; an earlier run's files (``RUN_OUTPUTS``), there only when
+    the run was told to overwrite them (``check_out_folder``), are removed first (said on stderr)."""
     path = out / JOURNAL
     header = _journal_header(config)
     done: dict[int, dict[str, Any]] = {}
@@ -72,14 +73,11 @@ def start_journal(out: Path, config: dict[str, Any], resume: bool) -> tuple[Any,
             keep = data.rfind(b"\n") + 1
             fh.truncate(keep)
         return path.open("a", encoding="utf-8"), done
-    earlier = [name for name in _RUN_FILES if (out / name).exists()]
-    earlier += [f"{name}/" for name in _RUN_FOLDERS if (out / name).exists()]
+    from bali_env.files import remove_outputs
+
+    earlier = remove_outputs(out, RUN_OUTPUTS)  # only with overwrite: check_out_folder refused it otherwise
     if earlier:
-        print(f"replacing the earlier run in {out} ({', '.join(earlier)})", file=sys.stderr)
-        for name in _RUN_FILES:
-            (out / name).unlink(missing_ok=True)
-        for name in _RUN_FOLDERS:
-            shutil.rmtree(out / name, ignore_errors=True)
+        print(f"--overwrite: replaced the earlier run in {out} ({', '.join(earlier)})", file=sys.stderr)
     fh = path.open("w", encoding="utf-8")
     fh.write(json.dumps(header) + "\n")
     fh.flush()
@@ -89,19 +87,13 @@ def start_journal(out: Path, config: dict[str, Any], resume: bool) -> tuple[Any,
 @contextlib.contextmanager
 def claim_out_dir(out: Path) -> Iterator[Path]:
     """Within the block this run alone writes to ``out`` (created if needed): an exclusive lock
-    on ``out/.lock``; TournamentError when another run holds it (two runs given the same
-    ``--out`` at once)."""
-    import fcntl
+    on the folder itself (``bali_env.files.lock_folder``: no lock file is left in it);
+    TournamentError when another run holds it (two runs given the same ``--out`` at once)."""
+    from bali_env.files import lock_folder
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / ".lock").open("a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise TournamentError(f"another tournament is writing to {str(out)!r}: wait for it, or choose "
-                                  "another --out") from None
-        try:
-            yield out
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        with lock_folder(out) as folder:
+            yield folder
+    except BlockingIOError:
+        raise TournamentError(f"another tournament is writing to {str(out)!r}: wait for it, or choose "
+                              "another --out") from None

@@ -3,7 +3,7 @@ players, in one results folder (``bali league``).
 
 Each part is a tournament of its own (``run_tournament``: seat rotation, the clock, forfeits,
 ``--resume``), in ``OUT/pairs/I-J/`` and ``OUT/ffa-3p/``, ``OUT/ffa-4p/``; every pair plays the
-same deals (game k of every part is dealt from seed ``seed + k``), which makes the pairs
+same deals (game k of every part is dealt from ``deal_seed(seed, k)``), which makes the pairs
 comparable. The league then writes ``league.json``: the pairwise win-rate matrix (row against
 column, 95% Wilson intervals, the game counts), Plackett-Luce ratings fitted to all the league's
 games at once (2-player and free-for-all: ``stats.rating_fit``; one model for every table size,
@@ -13,9 +13,11 @@ ratings) and ``index.html`` (both, with links to every part's pages).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -28,9 +30,12 @@ from bali_env.engine.validate import check_int
 from .checks import check_clock, check_extra, check_out_dir, validate_agents
 from .errors import TournamentError, setup_checks
 from .schedule import participant_names
-from .stats import game_ranks, rating_fit, wilson_interval
+from .stats import RATING_NA_NOTE, game_ranks, rating_fit, rating_shown, rating_text, wilson_interval
 
 TABLE_SIZES = (2, 3, 4)  #: the league's parts: 2-player pairs, the 3- and 4-player free-for-all
+FINISHED = "league.json"  #: written last: a folder holding it holds a finished league
+#: everything a league writes in its folder (what ``--overwrite`` removes, and nothing else)
+LEAGUE_OUTPUTS = (FINISHED, "league.png", "index.html", "pairs", "ffa-3p", "ffa-4p")
 
 
 @dataclass
@@ -44,6 +49,7 @@ class LeagueResult:
     matrix: list[list[dict[str, Any] | None]]
     ratings: list[dict[str, float]]
     parts: dict[str, Any] = field(default_factory=dict)
+    out_dir: Path | None = field(default=None, compare=False)  #: where it was written (None: nowhere)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``league.json`` (no timings)."""
@@ -59,7 +65,7 @@ class LeagueResult:
                  f"{'participant':<{w}} {'rating':>12} {'games':>6}"]
         for p in order:
             r = self.ratings[p]
-            rating = f"{r['elo']:+.0f} ±{r['ci95']:.0f}"
+            rating = rating_text(r)
             lines.append(f"{self.names[p]:<{w}} {rating:>12} {r['games']:>6}")
         lines.append("")
         lines.append("2-player win rate of the row against the column, % (95% interval):")
@@ -73,7 +79,10 @@ class LeagueResult:
                     f"{100 * c['win_rate']:.0f} [{100 * c['ci95'][0]:.0f},{100 * c['ci95'][1]:.0f}]"
                 cells.append(f"{text:>17}")
             lines.append(f"{self.names[p]:<{w}} " + " ".join(cells))
-        lines.append("ratings: Plackett-Luce fit of all the league's games (Elo scale, mean 0) ± its 95% interval")
+        lines.append("ratings: Plackett-Luce fit of all the league's games (Elo scale, mean 0) ± its 95% interval; "
+                     "best first by rating: the one figure over every part")
+        if not all(rating_shown(r) for r in self.ratings):
+            lines.append(RATING_NA_NOTE)
         return "\n".join(lines)
 
     def save(self, out_dir: str | Path) -> None:
@@ -92,15 +101,22 @@ class LeagueResult:
 def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int = 2, out_dir: str | Path | None = None,
                sizes: tuple[int, ...] = TABLE_SIZES, oracle: bool = False, demon: bool = False, progress: bool = True,
                resume: bool = False, move_time: float | None = None, game_time: float | None = None,
-               backend: str = "local", ray_address: str | None = None) -> LeagueResult:
+               backend: str = "local", ray_address: str | None = None, overwrite: bool = False,
+               out_parent: str | Path | None = None, on_folder: Callable[[Path], None] | None = None) -> LeagueResult:
     """Play the league of ``agents`` (specs): ``games`` games (rounded up to whole rotations) for
     every pair in 2 players and for the free-for-all in each other size of ``sizes`` that has
     enough agents and that every agent can play (one that cannot, such as the shipped ``ppo`` in
     3 players, leaves that free-for-all out: said on stderr and in ``config["skipped"]``); see
-    the module docstring. TournamentError for a bad setup, before any game."""
+    the module docstring. TournamentError for a bad setup, before any game and before any folder
+    is made: ``out_dir`` follows the rule of every output folder (``bali_env.files.check_out_folder``:
+    a league there is continued with ``resume``, replaced only with ``overwrite``); without it,
+    ``out_parent`` gets a new folder (``new_output_dir``, named on stderr) once every check passed,
+    and ``on_folder`` is told it. The folder written is the result's ``out_dir``."""
     specs = [str(s) for s in agents]
     out = Path(out_dir) if out_dir is not None else None
-    check_league(specs, games, sizes, out, move_time, game_time)
+    check_league(specs, games, sizes, out, move_time, game_time, resume=resume, overwrite=overwrite)
+    if out is None and out_parent is not None:
+        check_out_dir(Path(out_parent))
     names = participant_names(validate_agents(specs, None))
     parts, skipped = league_parts(specs, sizes)
     config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
@@ -110,23 +126,63 @@ def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int 
     settings = {"games": games, "seed": seed, "workers": workers, "oracle": oracle, "demon": demon,
                 "progress": progress, "move_time": move_time, "game_time": game_time, "backend": backend,
                 "ray_address": ray_address}
-    results = {}
-    for k, (folder, who, n) in enumerate(parts):
-        if progress:
-            print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
-                  file=sys.stderr)
-        results[folder] = (who, _play_part([specs[p] for p in who], n, out / folder if out else None, resume,
-                                           settings))
-    result = league_result(config, names, results)
-    if out is not None:
-        result.save(out)
+    out = _league_folder(out, out_parent, overwrite)
+    if out is not None and on_folder is not None:
+        on_folder(out)
+    with _hold(out):
+        results = {}
+        for k, (folder, who, n) in enumerate(parts):
+            if progress:
+                print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
+                      file=sys.stderr)
+            results[folder] = (who, _play_part([specs[p] for p in who], n, out / folder if out else None, resume,
+                                               settings))
+        result = league_result(config, names, results)
+        if out is not None:
+            result.save(out)
+            result.out_dir = out
     return result
 
 
-def check_league(specs: list[str], games: Any, sizes: tuple[int, ...], out: Path | None, move_time: Any,
-                 game_time: Any) -> None:
+@contextlib.contextmanager
+def _hold(out: Path | None) -> Iterator[None]:
+    """Within the block this league alone writes to ``out`` (``bali_env.files.lock_folder``: no
+    lock file left); TournamentError when another run holds it."""
+    if out is None:
+        yield
+        return
+    from bali_env.files import lock_folder
+
+    try:
+        with lock_folder(out):
+            yield
+    except BlockingIOError:
+        raise TournamentError(f"another league is writing to {str(out)!r}: wait for it, or choose another --out") \
+            from None
+
+
+def _league_folder(out: Path | None, out_parent: str | Path | None, overwrite: bool) -> Path | None:
+    """The league's folder, once every check passed: ``out`` (an earlier league's files removed
+    with ``overwrite``), or a new folder in ``out_parent`` (named on stderr), or None."""
+    from bali_env.files import new_output_dir, remove_outputs
+
+    if out is not None:
+        removed = remove_outputs(out, LEAGUE_OUTPUTS) if overwrite and out.is_dir() else []
+        if removed:
+            print(f"--overwrite: replaced the earlier league in {out} ({', '.join(removed)})", file=sys.stderr)
+        return out
+    if out_parent is None:
+        return None
+    folder = new_output_dir(out_parent)
+    print(f"writing to {folder}", file=sys.stderr)
+    return folder
+
+
+def check_league(specs: list[str], games: Any, sizes: tuple[int, ...], out: Path | str | None, move_time: Any,
+                 game_time: Any, resume: bool = False, overwrite: bool = False) -> None:
     """The league's own settings (TournamentError naming what is wrong); the agents are asked
-    by ``validate_agents``."""
+    by ``validate_agents``. ``out``: the league's folder (or where a new one would go), checked
+    by the rule of every output folder (``bali_env.files.check_out_folder``)."""
     check_extra()
     if len(specs) < 2:
         raise TournamentError("a league needs at least 2 agents")
@@ -136,7 +192,17 @@ def check_league(specs: list[str], games: Any, sizes: tuple[int, ...], out: Path
     with setup_checks():
         check_int("games", games, 1)
     if out is not None:
-        check_out_dir(out)
+        check_out_dir(Path(out))
+        from bali_env.files import check_out_folder
+
+        try:
+            check_out_folder(out, what="league", outputs=LEAGUE_OUTPUTS, finished=FINISHED,
+                             resumable=LEAGUE_OUTPUTS[3:], resume=resume, overwrite=overwrite)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
+    if resume and (out is None or not any((Path(out) / name).is_dir() for name in LEAGUE_OUTPUTS[3:])):
+        raise TournamentError(f"nothing to resume: no league in {str(out)!r}" if out is not None else
+                              "resume needs out_dir (the folder of the interrupted league)")
 
 
 def league_parts(specs: list[str], sizes: tuple[int, ...]) -> tuple[list[tuple[str, list[int], int]], dict[str, str]]:
@@ -243,9 +309,12 @@ def plot_league(result: LeagueResult, path: str | Path) -> None:
     ax.set_ylabel("player")
     ax.set_title("2-player win rate of the row against the column")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="win rate, %")
-    elo = [result.ratings[p]["elo"] for p in order][::-1]
-    half = [result.ratings[p]["ci95"] for p in order][::-1]
-    ax2.errorbar(elo, range(m), xerr=half, fmt="o", color="#0072B2", capsize=4)
+    bottom_up = order[::-1]
+    shown = [k for k, p in enumerate(bottom_up) if rating_shown(result.ratings[p])]
+    ax2.errorbar([result.ratings[bottom_up[k]]["elo"] for k in shown], shown,
+                 xerr=[result.ratings[bottom_up[k]]["ci95"] for k in shown], fmt="o", color="#0072B2", capsize=4)
+    for k in sorted(set(range(m)) - set(shown)):
+        ax2.text(0, k, "n/a: interval too wide", ha="center", va="center", fontsize=8, color="dimgray")
     ax2.set_yticks(range(m), labels[::-1])
     ax2.axvline(0, color="gray", ls="--", lw=1)
     ax2.set_xlabel("rating (Elo scale), all games")
@@ -262,9 +331,8 @@ def plot_league(result: LeagueResult, path: str | Path) -> None:
 def league_page(result: LeagueResult, chart: bool) -> str:
     """``index.html`` of a league: the chart, the ratings, the matrix, links to every part."""
     order = sorted(range(len(result.names)), key=lambda p: -result.ratings[p]["elo"])
-    rows = "".join(f"<tr><td>{escape(result.names[p])}</td><td>{result.ratings[p]['elo']:+.0f} "
-                   f"\u00b1{result.ratings[p]['ci95']:.0f}</td><td>{result.ratings[p]['games']}</td></tr>"
-                   for p in order)
+    rows = "".join(f"<tr><td>{escape(result.names[p])}</td><td>{rating_text(result.ratings[p])}</td>"
+                   f"<td>{result.ratings[p]['games']}</td></tr>" for p in order)
     head = "".join(f"<th>{escape(result.names[q])}</th>" for q in order)
     cells = []
     for p in order:
@@ -287,4 +355,4 @@ def league_page(result: LeagueResult, chart: bool) -> str:
             f"<table><tr><th></th>{head}</tr>{''.join(cells)}</table><h2>Parts</h2><ul>{parts}</ul></body></html>\n")
 
 
-__all__ = ["TABLE_SIZES", "LeagueResult", "league_page", "league_result", "plot_league", "run_league"]
+__all__ = ["LEAGUE_OUTPUTS", "TABLE_SIZES", "LeagueResult", "league_page", "league_result", "plot_league", "run_league"]

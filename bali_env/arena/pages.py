@@ -43,19 +43,21 @@ def _forfeits(p: dict[str, Any]) -> str:
 
 def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, chart: str | None = "ratings.png",
                title: str = "Bali tournament") -> str:
-    """The index page of a tournament: its settings, the participants by rating (win rate with
-    its 95% interval, mean score and rank, rating), the chart, and every game (lineup, scores,
+    """The index page of a tournament: its settings, the participants in the table's order (most
+    wins first: ``stats.ranking_key``; win rate with its 95% interval, mean score and rank, rating
+    or ``n/a`` when its interval is too wide: ``stats.rating_text``), the chart, and every game (lineup, scores,
     winners) with a link to its replay where ``replays`` has one (game index -> relative URL)."""
     c = results["config"]
     variant = "+".join(v for v in ("oracle", "demon") if c.get(v)) or "base game"
     summary = (f"{len(results['participants'])} participants, {c['num_players']} players, {c['games']} games, "
                f"seed {c['seed']}, {variant}")
-    ranked = sorted(results["participants"],
-                    key=lambda p: (-round(p["rating"]["elo"], 6), -p["win_rate"], p["name"]))
+    from .stats import RATING_NA_NOTE, ranking_key, rating_shown, rating_text
+
+    ranked = sorted(results["participants"], key=ranking_key)
     rows = "".join(
         f"<tr><td>{escape(p['name'])}</td><td>{p['games']}</td><td>{p['wins']:g}</td><td>{_pct(p['win_rate'])}</td>"
         f"<td>[{_pct(p['win_rate_ci95'][0])}, {_pct(p['win_rate_ci95'][1])}]</td><td>{p['mean_score']:.2f}</td>"
-        f"<td>{p['mean_rank']:.2f}</td><td>{p['rating']['elo']:+.0f} \u00b1{p['rating']['ci95']:.0f}</td>"
+        f"<td>{p['mean_rank']:.2f}</td><td>{rating_text(p['rating'])}</td>"
         f"<td>{_forfeits(p)}</td></tr>" for p in ranked)
     table = ("<table><thead><tr><th>participant</th><th>games</th><th>wins</th><th>win %</th><th>95% interval</th>"
              "<th>mean score</th><th>mean rank</th><th>rating</th><th>forfeits</th></tr></thead>"
@@ -78,15 +80,16 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
              f"<tbody>{''.join(game_rows)}</tbody></table></div>")
     picture = f'<section><h2>Chart</h2><img src="{escape(chart, quote=True)}" alt="win rates and ratings"></section>' \
         if chart else ""
+    wide = "" if all(rating_shown(p["rating"]) for p in ranked) else f"; {escape(RATING_NA_NOTE)}"
     note = ("" if replays else "<p>Replays: run the tournament with <code>--save-records</code> to keep every game "
             "and its replay.</p>")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<link rel=\"icon\" href=\"data:,\"><style>{_STYLE}</style></head>"
             f"<body><header><h1>{escape(title)}</h1><p>{escape(summary)}</p></header><main>"
-            f"<section><h2>Participants, best rating first</h2>{table}<p>win rate with its 95% Wilson interval; "
+            f"<section><h2>Participants, most wins first</h2>{table}<p>win rate with its 95% Wilson interval; "
             "rank 1 = best; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) \u00b1 its 95% "
-            f"interval</p></section>{picture}<section><h2>Games</h2>{note}{games}</section></main></body></html>\n")
+            f"interval{wide}</p></section>{picture}<section><h2>Games</h2>{note}{games}</section></main></body></html>\n")
 
 
 def write_pages(out_dir: str | Path, records: dict[int, dict[str, Any]] | None = None,

@@ -13,7 +13,7 @@ the chunk's game indices; a file agent (``path/bot.py:Class``) travels as its ab
 so on a cluster that file must exist at the same path on every node (or be an installed
 package). Each node compiles the Numba kernels once into its disk cache.
 
-Same results as the local backend: game k is dealt from ``seed + k`` and every decision draws
+Same results as the local backend: game k is dealt from ``deal_seed(seed, k)`` and every decision draws
 from its own key (``bali_env.agents.base.decision_keys``), so a game plays out the same in any chunk,
 worker or backend. A chunk whose worker dies (killed, node lost) is retried by Ray (up to
 ``MAX_RETRIES`` times); its games are journaled only when the chunk's result arrives, so none is

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .protocol.messages import FAULTS
+from .stats import RATING_NA_NOTE, RATING_SHOWN_CI, ranking_key, rating_shown, rating_text
 
 @dataclass
 class TournamentResult:
@@ -41,12 +42,13 @@ class TournamentResult:
         }
 
     def ranked(self) -> list[dict[str, Any]]:
-        """The participants, best first: by fitted rating, then win rate, then name (the order
-        depends on the games only, never on the order they were played in)."""
-        return sorted(self.participants, key=lambda p: (-round(p["rating"]["elo"], 6), -p["win_rate"], p["name"]))
+        """The participants, best first: by win rate, then fitted rating, then name
+        (``stats.ranking_key``: more wins never rank below fewer; the order depends on the games
+        only, never on the order they were played in)."""
+        return sorted(self.participants, key=ranking_key)
 
     def table(self, width: int | None = None) -> str:
-        """A readable leaderboard (best rating first) with a header line and the seat balance,
+        """A readable leaderboard (most wins first) with a header line and the seat balance,
         fitted to ``width`` columns (default: the terminal's, 100 when not a terminal): the win
         rates by seat are left out (they are in results.csv) when they do not fit."""
         import shutil
@@ -70,7 +72,7 @@ class TournamentResult:
         seats = [[f"{'seat' + str(s):>5}" for s in range(n)]]
         for p in self.ranked():
             lo, hi = p["win_rate_ci95"]
-            rating = f"{p['rating']['elo']:+.0f} ±{p['rating']['ci95']:.0f}"
+            rating = rating_text(p["rating"])
             rows.append([f"{p['name']:<{name_w}}", f"{p['games']:>6}", f"{p['wins']:>7.6g}",
                          f"{100 * p['win_rate']:6.1f}", f"{f'[{100 * lo:.1f}, {100 * hi:.1f}]':>12}",
                          f"{p['mean_score']:6.2f}", f"{p['mean_rank']:4.2f}", f"{rating:>12}"])
@@ -84,9 +86,11 @@ class TournamentResult:
         shares = ", ".join(f"seat {s} {100 * v:.1f}%" for s, v in enumerate(self.seat_win_share))
         notes.append(f"share of all wins by seat: {shares} (equal share {100 / n:.1f}%); "
                      f"{self.mean_decisions:.1f} decisions per game")
-        notes.append("wins: a shared win counts 1/k; rank: 1 = best, ties share; rating: Plackett-Luce fit of all "
-                     "games (Elo scale, field mean 0) ± its 95% interval" + ("; seatK: win % from seat K" if
-                                                                              lines is with_seats else ""))
+        notes.append("best first: by win rate (its 95% interval beside it); wins: a shared win counts 1/k; rank: 1 = "
+                     "best, ties share; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) ± its 95% "
+                     "interval" + ("; seatK: win % from seat K" if lines is with_seats else ""))
+        if not all(rating_shown(p["rating"]) for p in self.participants):
+            notes.append(RATING_NA_NOTE)
         wrap = max(40, width)
 
         def wrapped(texts: list[str]) -> list[str]:
@@ -163,7 +167,8 @@ def load_pyplot() -> None:
 
 def plot_ratings(result: TournamentResult, path: str | Path) -> None:
     """Draw the win rates (with 95% intervals) and the fitted ratings (with 95% intervals) per
-    participant, best at the top."""
+    participant, in the table's order (most wins at the top); a rating whose interval is too wide
+    to mean anything (``stats.rating_shown``) is written ``n/a`` instead of a point."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,9 +189,15 @@ def plot_ratings(result: TournamentResult, path: str | Path) -> None:
     ax1.set_yticks(y, names)
     ax1.set_xlabel("win rate, % (95% Wilson interval)")
     ax1.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
-    elo = np.array([p["rating"]["elo"] for p in order])
-    half = np.array([p["rating"]["ci95"] for p in order])
-    ax2.errorbar(elo, y, xerr=half, fmt="o", color="tab:orange", capsize=4, label="rating ± 95% interval")
+    shown = [k for k, p in enumerate(order) if rating_shown(p["rating"])]
+    elo = np.array([order[k]["rating"]["elo"] for k in shown])
+    half = np.array([order[k]["rating"]["ci95"] for k in shown])
+    ax2.errorbar(elo, y[shown], xerr=half, fmt="o", color="tab:orange", capsize=4, label="rating ± 95% interval")
+    for k in sorted(set(range(len(order))) - set(shown)):
+        ax2.text(0, y[k], f"n/a: 95% interval wider than \u00b1{RATING_SHOWN_CI:.0f}", ha="center", va="center",
+                 fontsize=8, color="dimgray")
+    if not shown:
+        ax2.set_xlim(-RATING_SHOWN_CI, RATING_SHOWN_CI)
     ax2.axvline(0, color="gray", ls="--", lw=1, label="field mean")
     ax2.set_xlabel("Plackett-Luce rating, fitted to all games (Elo scale)")
     ax2.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)

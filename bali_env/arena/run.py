@@ -8,6 +8,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from .games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
 from .report import TournamentResult, load_pyplot
 from .schedule import LINEUP_SCHEME, cycle_length, rounded_games
 from .stats import compute_stats, load_rating_fit, move_time_stats
-from .workers import CompileNotice, on_compile, play_parallel, warm_up
+from .workers import CompileNotice, compile_parts, play_parallel, warm_up
 
 QUICK_GAMES = 64  #: at most this many games of batched agents, kernels cached: play in-process
 QUICK_WAVES = 2  #: the waves of such a run (it lasts a second or two: larger batches, less overhead)
@@ -49,6 +50,32 @@ def _quick_in_process(job: dict[str, Any], games: int) -> bool:
     from bali_env.envs.batched import kernels_cached
 
     return kernels_cached(job["num_players"], job["oracle"], job["demon"])
+
+
+class _GameBar:
+    """The tournament's progress bar, made by ``make`` when ``open()`` is first called (or the
+    first games are counted), so that time spent compiling before never enters its rate."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._bar: Any = None
+
+    def open(self) -> None:
+        """Show the bar (once)."""
+        if self._bar is None:
+            self._bar = self._make()
+
+    def update(self, count: int) -> None:
+        """Count ``count`` more finished games."""
+        self.open()
+        self._bar.update(count)
+
+    def __enter__(self) -> _GameBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 class _interrupt_on_sigterm:
@@ -92,9 +119,11 @@ def _venue(job: dict[str, Any], workers: int, todo: int, ray: dict[str, Any] | N
 
 
 def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
-                  journal: Any, progress: bool, plot: bool = False, ray: dict[str, Any] | None = None) -> str:
+                  journal: Any, progress: bool | Callable[[int], None], plot: bool = False,
+                  ray: dict[str, Any] | None = None) -> str:
     """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
-    each record to ``done`` and to the journal as it finishes, with a progress bar. Returns
+    each record to ``done`` and to the journal as it finishes, with a progress bar (or, when
+    ``progress`` is a function, calling it with the count of each batch of games ended). Returns
     where they were played (``"ray"``, ``"N worker processes"`` or ``"in-process"``)."""
     from tqdm.auto import tqdm
 
@@ -111,15 +140,16 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
     if plot:  # and the chart's
         threading.Thread(target=load_pyplot, daemon=True).start()
     venue, workers = _venue(job, workers, len(todo), ray)
-    notice = CompileNotice(progress)
+    notice = CompileNotice(bool(progress), parts=len(compile_parts(job["specs"])))
     if venue in ("here", "quick"):
         try:
-            with on_compile(notice.show):
-                warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"])
+            warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"], notice)
         finally:
             notice.stop()
-    with tqdm(total=total, initial=len(done), unit="game", desc="tournament", disable=not progress,
-              file=sys.stderr) as bar, _interrupt_on_sigterm():
+    # the bar opens when the games begin (after any compiling), so its rate and time left count games only
+    bar = _GameBar(lambda: tqdm(total=total, initial=len(done), unit="game", desc="tournament",
+                                disable=progress is not True, file=sys.stderr))
+    with bar, _interrupt_on_sigterm():
 
         def on_games(recs: list[dict[str, Any]]) -> None:
             for r in recs:
@@ -129,18 +159,25 @@ def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int,
             if journal is not None:
                 journal.flush()
             bar.update(len(recs))
+            if callable(progress):
+                progress(len(recs))
 
         try:
             if venue == "ray":
                 from .ray_backend import play_on_ray
 
+                bar.open()
                 play_on_ray(job, todo, on_games, ray["address"], workers, ray["chunk_size"], on_first=notice.stop)
                 return "ray"
             if venue in ("here", "quick"):
+                bar.open()
                 play_games(games=todo, worker=0, on_finished=on_games,
                            waves=QUICK_WAVES if venue == "quick" else PROGRESS_WAVES, **job)
                 return "in-process"
-            play_parallel(job, workers, todo, on_games, notice=notice, interpreted=venue == "interpreted")
+            if venue == "interpreted":
+                bar.open()  # nothing compiles
+            play_parallel(job, workers, todo, on_games, notice=notice, interpreted=venue == "interpreted",
+                          on_ready=bar.open)
             plural = "es" if workers > 1 else ""
             return f"{workers} worker process{plural}" + (f", {INTERPRETED_NOTE}" if venue == "interpreted" else "")
         finally:
@@ -156,7 +193,7 @@ def run_tournament(
     oracle: bool = False,
     demon: bool = False,
     out_dir: str | Path | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[int], None] = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
     save_records: bool = False,
     resume: bool = False,
@@ -165,6 +202,7 @@ def run_tournament(
     chunk_size: int | None = None,
     move_time: float | None = None,
     game_time: float | None = None,
+    overwrite: bool = False,
 ) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
     docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
@@ -175,9 +213,10 @@ def run_tournament(
 
     With ``out_dir``, every finished game is appended to ``out_dir/journal.jsonl`` as it ends;
     ``resume=True`` reads that journal and plays only the games it lacks (the results are those
-    of an uninterrupted run); otherwise an earlier run's files in ``out_dir`` are replaced (said
-    on stderr). SIGINT/SIGTERM stop the workers and raise ``TournamentInterrupted`` (a
-    KeyboardInterrupt) with the journal kept.
+    of an uninterrupted run). An ``out_dir`` holding an earlier run (finished or not) is refused
+    (TournamentError) unless ``overwrite=True``: then its files are replaced (said on stderr),
+    the rule of every output folder (``bali_env.files.check_out_folder``). SIGINT/SIGTERM stop
+    the workers and raise ``TournamentInterrupted`` (a KeyboardInterrupt) with the journal kept.
 
     ``backend="ray"`` plays chunks of ``chunk_size`` games as Ray tasks on a local Ray instance of
     ``workers`` CPUs, or on the cluster at ``ray_address`` (``bali_env.arena.ray_backend``); the results
@@ -188,11 +227,14 @@ def run_tournament(
     raises, breaks the bot protocol or chooses an illegal action loses that game (a forfeit, by
     reason, in the results and the table); a ``cmd:`` bot is restarted for its next game, and its
     standard error goes to ``out_dir/logs/NAME.log``. A run with ``cmd:`` bots plays one game at
-    a time per worker (``batch_size`` 1: one process per bot per worker)."""
+    a time per worker (``batch_size`` 1: one process per bot per worker).
+
+    ``progress``: a progress bar on stderr (True), none (False), or a function called with the
+    count of each batch of games as it ends (a caller's own bar: ``bali train``'s evaluations)."""
     start = time.perf_counter()
     specs = [str(s) for s in agents]
     names = check_tournament(specs, num_players, games, seed, workers, out_dir, batch_size, save_records, resume,
-                             backend, ray_address, chunk_size, move_time, game_time)
+                             backend, ray_address, chunk_size, move_time, game_time, overwrite)
     bots = [s for s in specs if s.partition(":")[0] == "cmd"]
     if bots:
         batch_size = 1  # a bot process plays one game at a time

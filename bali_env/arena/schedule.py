@@ -1,5 +1,6 @@
 """Who plays which seat in which game: participant names, seat-rotated lineups, whole
-rotations, and the seeds agents are built with (the scheme of the package docstring)."""
+rotations, the seed each game is dealt from and the seeds agents are built with (the scheme of
+the package docstring)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,25 @@ LINEUP_SCHEME = (
     "m > n: combination (k // n) mod C(m, n) of itertools.combinations(range(m), n), rotation k mod n; "
     "games rounded up to whole cycles"
 )
+
+
+_MASK64 = 2**64 - 1
+
+
+def _splitmix(z: int) -> int:
+    """SplitMix64's finaliser on a Python int (the mixing step of ``deal_seed``)."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def deal_seed(seed: int, game: int) -> int:
+    """The seed game ``game`` of a tournament seeded ``seed`` is dealt from: the two hashed together
+    (SplitMix64) and cut to 53 bits, so it is exact in any JSON reader. Tournaments with different
+    seeds share no deal (two given deals coincide with chance 2^-53), and
+    ``bali_env.env(...).reset(seed=deal_seed(seed, k))`` deals game k again (each record keeps it)."""
+    return _splitmix(_splitmix(int(seed) & _MASK64) ^ int(game)) >> 11
 
 
 def participant_names(specs: Sequence[str]) -> list[str]:

@@ -98,6 +98,35 @@ def rating_fit(games: Sequence[tuple[Sequence[int], Sequence[float]]], num_parti
     return {"rating": [float(ELO_PER_NAT * v) for v in theta], "ci95": [float(ELO_PER_NAT * Z95 * v) for v in se]}
 
 
+#: the widest 95% interval (half-width, Elo points) a shown rating may have: wider, the games do
+#: not pin a rating down (a clean sweep: no finite rating fits, the fit's value is its
+#: regularisation's; or too few games), and the tables say ``n/a`` (the files keep the numbers).
+#: 400 points is a factor of 10 in strength either way.
+RATING_SHOWN_CI = 400.0
+RATING_NA_NOTE = (f"rating n/a: its 95% interval is wider than \u00b1{RATING_SHOWN_CI:.0f} (a clean sweep, which no "
+                  "finite rating fits, or too few games)")  #: the note under a table that shows ``n/a``
+
+
+def rating_shown(rating: dict[str, float]) -> bool:
+    """Whether a fitted ``rating`` (``{"elo", "ci95"}``) is pinned down enough to show: its 95%
+    half-width is finite and at most ``RATING_SHOWN_CI``."""
+    return math.isfinite(rating["ci95"]) and rating["ci95"] <= RATING_SHOWN_CI
+
+
+def rating_text(rating: dict[str, float]) -> str:
+    """A fitted rating as the tables show it: ``+120 ±30``, or ``n/a`` when its interval is too
+    wide to mean anything (``rating_shown``; ``RATING_NA_NOTE`` says why)."""
+    return f"{rating['elo']:+.0f} \u00b1{rating['ci95']:.0f}" if rating_shown(rating) else "n/a"
+
+
+def ranking_key(participant: dict[str, Any]) -> tuple[float, float, str]:
+    """The order of a results table, best first: by win rate (what the table gives with its
+    interval; every participant of a tournament plays the same number of games, so by wins too),
+    then by fitted rating (it sees second places too), then by name: more wins never rank below
+    fewer, and the order depends on the games only."""
+    return -round(participant["win_rate"], 9), -round(participant["rating"]["elo"], 6), participant["name"]
+
+
 def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_players: int) -> dict[str, Any]:
     """Per-participant statistics and per-seat win shares from game records (``lineup`` as
     participant indices or names, as in results.json), and the ratings fitted to all games at

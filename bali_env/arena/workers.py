@@ -23,13 +23,20 @@ COMPILE_NOTICE = "compiling the game kernels (first run only; cached afterwards)
 
 
 class CompileNotice:
-    """The line on stderr that says kernels are compiling: shown from the moment ``show()`` is
-    called (Numba started a real compile here or in a worker: a load from the disk cache is not
-    one), never before; once on a log file or a pipe, animated on a terminal; ``stop()`` clears
-    it (both idempotent, any thread)."""
+    """The line on stderr that says kernels are compiling, and how far: the parts of the
+    tournament ready (the game's kernels, then each agent's: ``compile_parts``) out of all,
+    the kernels compiled so far and the seconds since it started; never an estimate of the time
+    left (compile times vary too much to predict). Shown from the moment ``show()`` is called
+    (Numba started a real compile here or in a worker: a load from the disk cache is not one),
+    never before; on a log file or a pipe the line once and then a line per part ready, on a
+    terminal one animated line; ``stop()`` clears it (all methods idempotent, any thread)."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, parts: int = 0) -> None:
         self._enabled = enabled
+        self._parts = parts
+        self._ready: list[str] = []
+        self._kernels: dict[int, int] = {}
+        self._started = 0.0
         self._shown = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -41,6 +48,7 @@ class CompileNotice:
             if not self._enabled or self._done.is_set() or self._shown.is_set():
                 return
             self._shown.set()
+            self._started = time.perf_counter()
             if not sys.stderr.isatty():  # a log file or a pipe: the line once, no animation
                 sys.stderr.write(COMPILE_NOTICE + "\n")
                 sys.stderr.flush()
@@ -48,13 +56,41 @@ class CompileNotice:
             self._thread = threading.Thread(target=self._spin, daemon=True)
             self._thread.start()
 
+    def kernels(self, worker: int, count: int) -> None:
+        """Worker ``worker`` (0 in-process) has started compiling ``count`` kernels so far."""
+        with self._lock:
+            self._kernels[worker] = max(count, self._kernels.get(worker, 0))
+
+    def part_ready(self, label: str) -> None:
+        """The part ``label`` is compiled (or loaded from the cache); said on its own line on a
+        log file or a pipe once the notice is shown."""
+        with self._lock:
+            self._ready.append(label)
+            if self._shown.is_set() and not self._done.is_set() and not sys.stderr.isatty():
+                sys.stderr.write(f"  ready: {label} ({self._progress()})\n")
+                sys.stderr.flush()
+
+    def _progress(self) -> str:
+        """``2/4 parts ready, 57 kernels compiled, 41 s`` (the counts known so far)."""
+        parts = f"{len(self._ready)}/{self._parts} parts ready, " if self._parts else ""
+        return f"{parts}{sum(self._kernels.values())} kernels compiled, {time.perf_counter() - self._started:.0f} s"
+
+    def text(self) -> str:
+        """The notice with its progress, as a terminal shows it."""
+        with self._lock:
+            return f"{COMPILE_NOTICE}: {self._progress()}"
+
     def _spin(self) -> None:
-        frames, k = "|/-\\", 0
+        import shutil
+
+        frames, k, width = "|/-\\", 0, 0
         while not self._done.wait(0.1):
-            sys.stderr.write(f"\r{frames[k % 4]} {COMPILE_NOTICE}")
+            line = f"{frames[k % 4]} {self.text()}"[: shutil.get_terminal_size().columns - 1]
+            width = max(width, len(line))
+            sys.stderr.write(f"\r{line.ljust(width)}")
             sys.stderr.flush()
             k += 1
-        sys.stderr.write("\r" + " " * (len(COMPILE_NOTICE) + 2) + "\r")
+        sys.stderr.write("\r" + " " * width + "\r")
         sys.stderr.flush()
 
     def stop(self) -> None:
@@ -87,19 +123,33 @@ def on_compile(callback: Callable[[], None]) -> Iterator[None]:
         event.unregister("numba:compile", listener)
 
 
-def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool) -> None:
+def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool,
+            notice: CompileNotice | None = None) -> None:
     """Compile (or load from Numba's disk cache) every kernel a game between ``specs`` uses, in
-    this process: deal a game, let every agent decide a few times, step."""
+    this process: the parts (``compile_parts``, each said ready to ``notice``), then deal a game,
+    let every agent decide a few times, step (anything the parts missed)."""
     from bali_env.envs.batched import BaliVectorEnv
 
-    env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
-    env.reset()
-    env.reset_game(0, 0)
-    agents = [make_agent(spec, seed=0) for spec in dict.fromkeys(specs)]
-    for _ in range(3):
-        for agent in agents:
-            agent.act_batch(env.obs, env.action_masks)
-        env.step(agents[0].act_batch(env.obs, env.action_masks))
+    count = [0]
+
+    def compiling() -> None:
+        count[0] += 1
+        if notice is not None:
+            notice.show()
+            notice.kernels(0, count[0])
+
+    with on_compile(compiling):
+        compile_share(specs, num_players, oracle, demon, 0, 1, None if notice is None else notice.part_ready)
+        env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+        env.reset()
+        env.reset_game(0, 0)
+        # a bot program (cmd:) compiles nothing here: it is not started (no hello, no decision before the games)
+        agents = [make_agent(spec, seed=0) for spec in dict.fromkeys(specs) if spec.partition(":")[0] != "cmd"]
+        agents = agents or [make_agent("random", seed=0)]
+        for _ in range(3):
+            for agent in agents:
+                agent.act_batch(env.obs, env.action_masks)
+            env.step(agents[0].act_batch(env.obs, env.action_masks))
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -116,19 +166,49 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def compile_parts(specs: Sequence[str]) -> list[str | None]:
+    """The parts of a tournament's kernels, in order: the game's (None), then each distinct
+    agent's ``compile_kernels``."""
+    return [None, *dict.fromkeys(specs)]
+
+
+def part_label(part: str | None) -> str:
+    """How the compile notice names a part: ``the game`` or the agent's spec."""
+    return "the game" if part is None else part
+
+
+def _next_parts(count: int, worker: int, workers: int, counter: Any = None) -> Iterator[int]:
+    """The part indices a worker compiles: with ``counter`` (a shared ``multiprocessing.Value``)
+    the next part not yet taken by any worker, each time this worker is free; without it every
+    ``workers``-th part from ``worker`` on."""
+    if counter is None:
+        yield from range(worker, count, workers)
+        return
+    while True:
+        with counter.get_lock():
+            k = counter.value
+            counter.value += 1
+        if k >= count:
+            return
+        yield k
+
+
 def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: bool, worker: int,
-                  workers: int) -> None:
-    """Worker ``worker``'s share of the kernels a tournament needs: the jobs (the env's kernels,
-    then each distinct agent's ``compile_kernels``) dealt round-robin over the workers. Each job
-    compiles (or loads from Numba's disk cache) once; the other workers load it afterwards."""
+                  workers: int, on_ready: Callable[[str], None] | None = None, counter: Any = None) -> None:
+    """Worker ``worker``'s share of the kernels a tournament needs: parts of ``compile_parts``
+    (each taken by the first free worker through the shared ``counter``, or dealt round-robin
+    without one), ``on_ready(part_label(part))`` after each. Each part compiles (or loads from
+    Numba's disk cache) once; the other workers load it afterwards."""
     from bali_env.envs.batched import compile_kernels
 
-    jobs: list[str | None] = [None, *dict.fromkeys(specs)]
-    for spec in jobs[worker::workers]:
-        if spec is None:
+    parts = compile_parts(specs)
+    for k in _next_parts(len(parts), worker, workers, counter):
+        if parts[k] is None:
             compile_kernels(num_players, oracle, demon)
         else:
-            make_agent(spec, seed=0).compile_kernels()
+            make_agent(parts[k], seed=0).compile_kernels()
+        if on_ready is not None:
+            on_ready(part_label(parts[k]))
 
 
 ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")  #: BLAS pools a worker keeps to one thread
@@ -155,9 +235,10 @@ def _children_environment(interpreted: bool) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None) -> None:
-    """Entry point of a worker process: compile its share of the kernels (``compile_share``) and
-    wait for the others' (``compiled``, a barrier), play (saying ``compiling`` once if Numba
+def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None, parts: Any = None) -> None:
+    """Entry point of a worker process: compile its share of the kernels (``compile_share``, the
+    parts taken through the shared counter ``parts``) and wait for the others' (``compiled``, a
+    barrier), play (saying ``compiling`` once if Numba
     compiles anything), send each step's finished games through
     ``messages`` as they end (the parent journals them), then ``done``; exit if the parent dies."""
     import contextlib
@@ -172,19 +253,21 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: A
         numba.set_num_threads(1)
         if numba.config.DISABLE_JIT:  # interpreted: NumPy scalars wrap around (SplitMix64) like Numba's ints
             np.seterr(over="ignore")
-        said = []
+        count, said = [0], [0.0]
 
-        def compiling() -> None:  # tell the parent once: it shows the compile notice
-            if not said:
-                said.append(True)
-                messages.put(("compiling", worker, None))
+        def compiling() -> None:  # tell the parent how many kernels so far (twice a second at most)
+            count[0] += 1
+            if count[0] == 1 or time.perf_counter() - said[0] > 0.5:
+                said[0] = time.perf_counter()
+                messages.put(("compiling", worker, count[0]))
 
         with on_compile(compiling):
             if compiled is not None:
                 compile_share(kwargs["specs"], kwargs["num_players"], kwargs["oracle"], kwargs["demon"], worker,
-                              compiled.parties)
+                              compiled.parties, lambda label: messages.put(("part", worker, label)), parts)
                 with contextlib.suppress(threading.BrokenBarrierError):  # a slow share: the rest compiles on use
                     compiled.wait(timeout=900)
+                messages.put(("ready", worker, None))
             play_games(on_finished=lambda recs: messages.put(("games", worker, recs)), **kwargs)
         messages.put(("done", worker, None))
     except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
@@ -192,10 +275,12 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: A
 
 
 def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
-                  notice: CompileNotice | None = None, interpreted: bool = False) -> None:
+                  notice: CompileNotice | None = None, interpreted: bool = False,
+                  on_ready: Callable[[], None] | None = None) -> None:
     """Play the games ``todo`` in ``workers`` spawned processes (strided), passing every batch of
     finished records to ``on_games`` as it arrives (``notice`` is shown when a worker starts
-    compiling and stopped at the first finished games). A
+    compiling and stopped, and ``on_ready()`` called, when every part is compiled or the first
+    games end). A
     worker that dies is reported within about a second (RuntimeError naming it); on any exit the
     workers are stopped. ``interpreted``: the workers start with Numba's JIT off
     (``NUMBA_DISABLE_JIT=1``) and compile nothing."""
@@ -205,10 +290,11 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
     messages = ctx.Queue()
     # every worker compiles its share of the kernels, then plays (interpreted: nothing to compile)
     compiled = None if interpreted else ctx.Barrier(workers)
+    parts = ctx.Value("i", 0)  # the next part of the kernels to compile: taken by the first free worker
     procs = []
     for w in range(workers):
         kwargs = dict(job, games=todo[w::workers], worker=w)
-        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled),
+        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled, parts),
                                  name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
     try:
@@ -223,7 +309,7 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
                 message = messages.get(timeout=0.2)
             except queue_module.Empty:
                 continue
-            _take(message, done, on_games, notice)
+            _take(message, done, on_games, notice, on_ready)
         for p in procs:
             p.join()
     finally:
@@ -231,19 +317,28 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
 
 
 def _take(message: tuple[str, int, Any], done: set[int], on_games: Callable[[list[dict[str, Any]]], None],
-          notice: CompileNotice | None) -> None:
-    """One message of a worker: it compiles (show the notice), finished games (stop the notice,
-    hand them on), it is done, or it failed (RuntimeError with its traceback)."""
+          notice: CompileNotice | None, on_ready: Callable[[], None] | None = None) -> None:
+    """One message of a worker: it compiles (show the notice, with its count of kernels), a part
+    of the kernels is ready, every part is (stop the notice: ``on_ready``), finished games (stop
+    the notice, hand them on), it is done, or it failed (RuntimeError with its traceback)."""
     kind, w, payload = message
-    if kind == "compiling" and notice is not None:
-        notice.show()
-    elif kind == "games":
+    if kind == "compiling":
+        if notice is not None:
+            notice.show()
+            notice.kernels(w, payload)
+    elif kind == "part":
+        if notice is not None:
+            notice.part_ready(payload)
+    elif kind in ("ready", "games"):
         if notice is not None:
             notice.stop()
-        on_games(payload)
+        if on_ready is not None:
+            on_ready()
+        if kind == "games":
+            on_games(payload)
     elif kind == "done":
         done.add(w)
-    elif kind != "compiling":
+    else:
         raise RuntimeError(f"tournament worker {w} failed:\n{payload}")
 
 

@@ -20,14 +20,17 @@
 8. bots (``bali_env.bench.bots``): what the bot protocol costs a decision, and a 100-game tournament
    against a bot that hangs once in ten moves, every game accounted for;
 9. search (``bali_env.bench.search``): milliseconds a decision of ``mcts`` and ``ppo+search``, one
-   position at a time and in batches of 64.
+   position at a time and in batches of 64, and one at a time again beside a competing process.
 
 It prints a table (fitted to the terminal, 100 columns when the output is not one), writes
 ``bench.json`` (every figure with the counts and seconds it comes from) and ``bench.png`` into
-``--out`` and records the machine. Every timed loop is warmed up first (Numba compilation never
-counts). The options are checked before anything is measured or written (a bad one: exit code 2);
-``--out`` is created only when the results are written. ``parents``, ``add_arguments`` and ``run``
-are the command (``bali_env.apps.cli`` builds its parser); ``measure`` the measurements.
+``--out`` (default: a new folder ``results/bench/<date-time>``; an ``--out`` holding an earlier
+``bench.json`` is replaced only with ``--overwrite``, the rule of every output folder,
+``bali_env.files.check_out_folder``) and records the machine. Every timed loop is warmed up
+first (Numba compilation never counts). The options are checked before anything is measured or
+written (a bad one: exit code 2); ``--out`` is created only when the results are written.
+``parents``, ``add_arguments`` and ``run`` are the command (``bali_env.apps.cli`` builds its
+parser); ``measure`` the measurements.
 """
 
 from __future__ import annotations
@@ -441,14 +444,18 @@ def _check_out(out: Path) -> str | None:
     return None
 
 
+BENCH_PARENT = Path("results/bench")  #: where a run without ``--out`` gets its new folder
+
+
 def parents() -> list[argparse.ArgumentParser]:
     """The shared flags ``bali bench`` takes (``bali_env.engine.flags``; imported here, as every
     import of the project in this module, so that ``benchmarks/compare.py`` can run this file as
     its harness on an older checkout)."""
     from bali_env.engine import flags
 
-    return [flags.out("output folder of bench.json and bench.png (default: %(default)s)",
-                      default=Path("results/bench"))]
+    return [flags.out(f"output folder of bench.json and bench.png (default: a new folder {BENCH_PARENT}/<date-time>; "
+                      "an --out holding an earlier bench.json is refused without --overwrite)"),
+            flags.overwrite("benchmark")]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -467,9 +474,16 @@ def run(args: argparse.Namespace) -> int:
     anything is measured or created), measure, write; returns the exit code."""
     from bali_env.engine.flags import UsageError
 
-    problem = _check_out(args.out)
+    problem = _check_out(args.out if args.out is not None else BENCH_PARENT)
     if problem:
         raise UsageError(problem)
+    from bali_env.files import check_out_folder
+
+    try:
+        check_out_folder(args.out, what="benchmark", outputs=("bench.json", "bench.png"), finished="bench.json",
+                         overwrite=args.overwrite)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     measure(args)
     return 0
 
@@ -523,8 +537,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     print("\n" + textwrap.fill(f"machine: {m['cpu']}, {m['cores']} cores, python {m['versions']['python']}, "
                                f"numba {m['versions']['numba']}", terminal_width(), subsequent_indent="  "))
     print(_table(results))
-    from bali_env.files import write_text
+    from bali_env.files import new_output_dir, write_text
 
+    if args.out is None:
+        args.out = new_output_dir(BENCH_PARENT)
     write_text(args.out / "bench.json", json.dumps(results, indent=2))
     try:
         _plot(results, args.out / "bench.png")

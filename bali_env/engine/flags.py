@@ -12,6 +12,7 @@ only its default (and what its games or its seed are for).
 | ``workers`` | ``--workers N`` | worker processes (1: in-process) |
 | ``clock`` | ``--move-time``, ``--game-time`` | the clock every agent plays under |
 | ``out`` | ``--out OUT`` | where the command writes |
+| ``overwrite`` | ``--overwrite`` | replace the finished (or unfinished) run an ``--out`` folder holds |
 | ``progress`` | ``--progress`` / ``--no-progress`` | progress bars, on by default |
 
 The ``bali`` command (``bali_env.apps.cli``) builds its subcommands from them; the tools with a
@@ -22,18 +23,58 @@ floor: every room can reach them. A range a library function checks itself (a to
 the same from Python and from the command line.
 
 ``UsageError`` is a bad argument found after parsing (a range, a file that is not there, two flags
-that do not go together): ``bali`` reports it as argparse reports its own (the usage and one line
-naming the flag, exit 2), before the command prints or creates anything.
+that do not go together): ``bali`` reports it as argparse reports its own, before the command
+prints or creates anything. ``Parser`` is the ``ArgumentParser`` the ``bali`` command is built
+with (every subcommand too; a tool with a parser of its own should use it as well): its error is
+a one-line pointer to the command's help and the line that matters (``bali tournament: error:
+argument --players: ...``), not the whole usage (exit 2).
+
+Every command that writes an output folder takes ``out`` and ``overwrite`` and follows one rule,
+``bali_env.files.check_out_folder``: a folder holding a finished run is never replaced without
+``--overwrite``, an unfinished one is continued with ``--resume OUT`` or replaced with
+``--overwrite``.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 from .ids import MAX_PLAYERS, MIN_PLAYERS
 
 PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))  #: the values of ``--players``
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose error is short: a one-line usage pointing to the help
+    (``usage: PROG --agents SPEC [SPEC ...] [options]; see 'PROG --help'``), then the line that
+    matters (``PROG: error: ...``), exit 2, where argparse prints the whole usage (8-18 lines for
+    a command with many options) before it. Subparsers made with ``add_subparsers`` are
+    ``Parser`` too."""
+
+    def short_usage(self) -> str:
+        """``usage: PROG`` with only what the command cannot do without (its positional and
+        required arguments), then ``[options]``."""
+        formatter = self._get_formatter()
+        parts = []
+        for action in self._actions:
+            if action.help == argparse.SUPPRESS:
+                continue
+            if not action.option_strings:  # a positional (its metavar, or its name)
+                parts.append(formatter._format_args(action, action.dest))
+            elif action.required:
+                shown = formatter._format_args(action, formatter._get_default_metavar_for_optional(action))
+                parts.append(" ".join(filter(None, (action.option_strings[0], shown))))
+        return " ".join(["usage:", self.prog, *parts, "[options]"])
+
+    def error_text(self, message: str) -> str:
+        """The short usage with its pointer to ``--help``, then ``PROG: error: MESSAGE`` (two lines)."""
+        return f"{self.short_usage()}; see '{self.prog} --help'\n{self.prog}: error: {message}\n"
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error_text`` on stderr; exit 2."""
+        self.exit(2, self.error_text(message))
 
 
 class UsageError(ValueError):
@@ -111,6 +152,17 @@ def out(help: str, *, default: Path | None = None, required: bool = False) -> ar
     return p
 
 
+def overwrite(what: str = "run") -> argparse.ArgumentParser:
+    """``--overwrite``: replace the earlier ``what`` the ``--out`` folder holds (finished or not);
+    without it such a folder is refused (``bali_env.files.check_out_folder``: one rule for every
+    command that writes an output folder)."""
+    p = _parent()
+    p.add_argument("--overwrite", action="store_true",
+                   help=f"replace the earlier {what} in --out OUT (finished or not; without it such an OUT is "
+                        "refused: continue an unfinished one with --resume OUT)")
+    return p
+
+
 def progress() -> argparse.ArgumentParser:
     """``--progress`` / ``--no-progress``: progress bars while the command runs (on by default)."""
     p = _parent()
@@ -119,5 +171,5 @@ def progress() -> argparse.ArgumentParser:
     return p
 
 
-__all__ = ["DEALS", "PLAYER_COUNTS", "UsageError", "clock", "games", "out", "players", "progress", "seed", "variants",
-           "workers"]
+__all__ = ["DEALS", "PLAYER_COUNTS", "Parser", "UsageError", "clock", "games", "out", "overwrite", "players",
+           "progress", "seed", "variants", "workers"]

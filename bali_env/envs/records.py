@@ -167,8 +167,10 @@ def load_record(path: str | Path) -> GameRecord:
     deep to be a record."""
     p = Path(path)
     try:
+        if not p.exists():
+            raise OSError("no such file")
         if not p.is_file():
-            raise OSError(f"{p} is not a regular file")
+            raise OSError("a folder, not a file" if p.is_dir() else "not a regular file")
         with p.open("rb") as fh:
             data = fh.read(MAX_RECORD_BYTES + 1)
         if len(data) > MAX_RECORD_BYTES:

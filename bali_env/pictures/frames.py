@@ -7,7 +7,8 @@ Three viewers: a seat (``seat=K``: that player's own decoded observation, other 
 moves described as the table saw them), the public (``seat=None``: ``text.public_view``, every
 hidden move hidden) and, after the game, everything (``reveal=True``: ``text.revealed_view``,
 every move in full). A frame holds nothing its viewer did not know at that step; the true state
-is read only for the result once the game is over.
+is read only once the game is over, for the result and what the final scoring shows everyone
+(``text.scored_view``: every altar card's category, every player's offering cards).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from bali_env.engine.events import move_events
 
 from .narrate import TurnNarrator
 from .svg import table_parts, viewpoint_text
-from .text import describe_move, public_view, revealed_view
+from .text import describe_move, public_view, revealed_view, scored_view
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Spectator:
             return revealed_view(s) if self.reveal else public_view(s)
         obs = np.zeros(E.OBS_DIM, dtype=np.float32)
         E.observe(s, self.seat, obs, np.zeros(E.N_ACTIONS, dtype=np.int8))
-        return decode_observation(obs)
+        return scored_view(decode_observation(obs), s, self.seat)
 
     def start(self, s: np.ndarray, step: int = 0) -> Frame:
         """The frame of the position in ``s`` as it stands (``step`` moves into the game)."""

@@ -2,9 +2,9 @@
 step as one viewer saw it, each move captioned ``move i of N`` and the last frame held longer.
 
 The frames are the same pictures as everywhere (``frames.frame_parts``), drawn to pixels by
-``raster.Rasterizer`` at ``scale`` (0.5: 640 x 360), all mapped to one palette made from the
-game's own colours so that consecutive frames differ only where the table changed (which GIF
-stores compactly). Needs the render extra.
+``raster.Rasterizer`` at ``scale`` (0.75: 960 x 540, where the small labels stay legible), all
+mapped to one palette made from the game's own colours so that consecutive frames differ only
+where the table changed (which GIF stores compactly). Needs the render extra.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ FIRST_MS, MOVE_MS, LAST_MS = 1500, 700, 6000  #: how long the first frame, each 
 
 
 def replay_gif(record: dict[str, Any], path: str | Path, seat: int | None = None, reveal: bool = False,
-               scale: float = 0.5, on_frame: Callable[[int, int], None] | None = None) -> Path:
+               scale: float = 0.75, on_frame: Callable[[int, int], None] | None = None) -> Path:
     """Write the GIF of a game record as ``seat`` (None: the public; ``reveal``: everything) saw
     it; ``on_frame(i, total)`` is called after each frame is drawn (a progress bar). The file
     appears only once complete."""

@@ -1,7 +1,8 @@
 """The HTML replay: ``replay_html(record)`` writes ONE self-contained page (no network, no server;
 it opens from disk) with the picture of every step, step buttons, a slider, the arrow keys,
 autoplay at a chosen speed, the move log (the current move highlighted, every move clickable,
-turns and scorings announced) and the final scores.
+turns and scorings announced), the final scores and, at the last step, the final scoring item by
+item (``narrate.final_scoring_text``, the words ``bali play`` prints).
 
 The page holds only what its viewer knew (``frames.Spectator``): a seat's page is built from
 that seat's observations, its move log describes the others' hidden moves as the table saw them,
@@ -21,7 +22,7 @@ from typing import Any
 from bali_env.engine.state import absolute_seat
 
 from .frames import Frame, Spectator, frame_parts, labels_for, record_frames
-from .narrate import result_text
+from .narrate import final_scoring_text, result_text
 from .style import DEFS
 from .svg import SVG_CLOSE, SVG_OPEN, svg_elements
 
@@ -66,6 +67,8 @@ def replay_data(frames: list[Frame], spectator: Spectator) -> dict[str, Any]:
         "frames": frame_groups,
         "log": log,
         "result": result_text(frames[-1].final, spectator.labels, len(frames) - 1),
+        "scoring": final_scoring_text(frames[-1].final, frames[-1].view, spectator.seat, spectator.labels)
+        if frames[-1].final is not None else "",
     }
 
 
@@ -101,7 +104,11 @@ def replay_page(frames: list[Frame], spectator: Spectator, title: str, back: str
         "<option value=\"1\">1 move/s</option><option value=\"2\" selected>2 moves/s</option>"
         "<option value=\"4\">4 moves/s</option><option value=\"10\">10 moves/s</option></select></label>"
         "<span id=\"counter\" aria-live=\"polite\"></span></div>"
-        "<div id=\"announce\" aria-live=\"polite\"></div></section>"
+        "<div id=\"announce\" aria-live=\"polite\"></div>"
+        "<pre id=\"scoring\" hidden></pre>"
+        "<p class=\"legend\">Offering cards: <b>2</b> = exactly 2; <b>1\u20133</b> = at least 1, at most 3 (what this "
+        "viewer cannot know: another player's face-down offering or oracle take). <b>?</b> = an altar card of unknown "
+        "category. At the end the final scoring shows every offering card and counts the altar.</p></section>"
         "<aside aria-label=\"moves\"><h2>Moves</h2><ol id=\"log\"></ol></aside></main>"
         f"<script type=\"application/json\" id=\"replay-data\">{payload}</script>"
         f"<script>{_asset('replay.js')}</script></body></html>\n"

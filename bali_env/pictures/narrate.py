@@ -14,9 +14,9 @@ from bali_env import engine as E
 from bali_env.engine import events as EV
 from bali_env.engine.events import Event
 from bali_env.engine.ids import CARD_NAMES, CARD_SHORT, CATEGORY_NAMES
-from bali_env.engine.state import absolute_seat
+from bali_env.engine.state import absolute_seat, relative_seat
 
-__all__ = ["TurnNarrator", "explain_final_scoring", "result_text"]
+__all__ = ["TurnNarrator", "explain_final_scoring", "final_scoring_text", "result_text"]
 
 
 class TurnNarrator:
@@ -92,43 +92,62 @@ def explain_final_scoring(state: dict[str, Any], info: dict[str, Any], labels: l
     ``winners``, ``decided_by``, ``score_breakdown``: the engine's scoring) and the final, fully
     revealed ``state`` (``state_dict()`` after the game is over); then the winner(s) and the
     tie-break that decided."""
-    n = state["num_players"]
     counts = np.bincount(np.asarray(state["altar"], dtype=np.int64), minlength=E.N_CATEGORIES)[: E.N_CATEGORIES]
     values = np.zeros(E.N_CATEGORIES, dtype=np.int64)
     E.altar_values(counts, values)
+    final = {**info, "altar_counts": [int(c) for c in counts], "altar_values": [int(v) for v in values],
+             "offering_cards": state["offerings"]}
+    return _scoring_lines(final, [t[E.SHRINE] for t in state["tableaus"]], state["stones"], labels)
+
+
+def final_scoring_text(final: dict[str, Any], view: Any, seat: int | None, labels: list[str]) -> str:
+    """The same explanation from what every player sees at the end: ``final``
+    (``contract.final_result``: the scores, the altar counted, every player's offering cards) and
+    the final view from absolute ``seat`` (None: the public view; shrines and stones are public)."""
+    n = len(labels)
+    me = 0 if seat is None else seat
+    rel = [relative_seat(me, q, n) for q in range(n)]
+    return _scoring_lines(final, [int(view.tableaus[r][E.SHRINE]) for r in rel], [int(view.stones[r]) for r in rel],
+                          labels)
+
+
+def _scoring_lines(final: dict[str, Any], shrines: list[int], stones: list[int], labels: list[str]) -> str:
+    """The final scoring's lines: the altar, each player's score by part, the winner(s)."""
+    counts, values = final["altar_counts"], final["altar_values"]
     lines = ["=== Final scoring ===",
              "Altar: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(counts[c])} cards -> worth {int(values[c])}"
                                    for c in range(E.N_CATEGORIES))]
-    scores, winners = info["final_scores"], info["winners"]
-    for q in range(n):
-        b = info["score_breakdown"][q]
-        shrines = state["tableaus"][q][E.SHRINE]
-        stones = state["stones"][q]
-        lines.append(f"{labels[q]}:")
-        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines} x {E.SHRINE_POINTS}", b["shrines"]),
-                (f"stones   {stones} // {E.STONES_PER_POINT}", b["stones"])]
-        rows += [(f"{cat:<8} {state['offerings'][q][c]} cards x {int(values[c])}", b["offerings"][cat])
+    for q, label in enumerate(labels):
+        b = final["score_breakdown"][q]
+        lines.append(f"{label}:")
+        rows = [("VP tokens", b["vp_tokens"]), (f"shrines  {shrines[q]} x {E.SHRINE_POINTS}", b["shrines"]),
+                (f"stones   {stones[q]} // {E.STONES_PER_POINT}", b["stones"])]
+        rows += [(f"{cat:<8} {final['offering_cards'][q][c]} cards x {int(values[c])}", b["offerings"][cat])
                  for c, cat in enumerate(CATEGORY_NAMES)]
         rows.append(("total", b["total"]))
         lines += [f"  {text:<28}{value:>4}" for text, value in rows]
+    lines.append(_winner_line(final, shrines, stones, labels))
+    return "\n".join(lines)
+
+
+def _winner_line(final: dict[str, Any], shrines: list[int], stones: list[int], labels: list[str]) -> str:
+    """Who won, and the tie-break that decided."""
+    scores, winners = final["final_scores"], final["winners"]
     best = max(scores)
-    tied = [q for q in range(n) if scores[q] == best]
+    tied = [q for q in range(len(labels)) if scores[q] == best]
     names = " and ".join(labels[q] for q in winners)
     tied_names = ", ".join(labels[q] for q in tied)
-    decided_by = info["decided_by"]
+    decided_by = final["decided_by"]
     if decided_by == "score":
-        lines.append(f"Winner: {names} with {best} points.")
-    elif decided_by == "shrines":
-        shr = ", ".join(str(state["tableaus"][q][E.SHRINE]) for q in tied)
-        lines.append(f"Tie at {best} points between {tied_names}; broken by shrines ({shr}): winner {names}.")
-    elif decided_by == "stones":
-        st = ", ".join(str(state["stones"][q]) for q in tied)
-        lines.append(f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
-                     f"({st}): winner {names}.")
-    else:
-        lines.append(f"Tie at {best} points between {tied_names}, also on shrines and stones: "
-                     f"shared win for {names}.")
-    return "\n".join(lines)
+        return f"Winner: {names} with {best} points."
+    if decided_by == "shrines":
+        shr = ", ".join(str(shrines[q]) for q in tied)
+        return f"Tie at {best} points between {tied_names}; broken by shrines ({shr}): winner {names}."
+    if decided_by == "stones":
+        st = ", ".join(str(stones[q]) for q in tied)
+        return (f"Tie at {best} points and on shrines between {tied_names}; broken by stones "
+                f"({st}): winner {names}.")
+    return f"Tie at {best} points between {tied_names}, also on shrines and stones: shared win for {names}."
 
 
 def result_text(result: dict[str, Any] | None, labels: list[str], moves: int) -> str:

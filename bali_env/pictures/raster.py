@@ -20,6 +20,7 @@ render of the whole SVG.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,6 +38,9 @@ from .svg import HEIGHT, WIDTH, part_boxes, svg_elements
 FONT_FILES = tuple(str(resources.files(__package__) / "fonts" / name)
                    for name in ("DejaVuSans-subset.ttf", "DejaVuSans-Bold-subset.ttf"))
 
+#: pixels: in a picture drawn smaller than 1280 x 720, text is drawn at least this large (and at least twice
+#: its size) and scaled down: FreeType's whole-pixel advances misspace small text
+SHARP_TEXT = 28.0
 _PLAIN_GROUP = re.compile(r'^<g(?: id="[^"]*")?>$|^</g>$')  #: a group that only groups (no transform, no style)
 _NUMBER = {name: re.compile(rf'\b{name}="(-?[0-9.]+)"') for name in
            ("x", "y", "width", "height", "cx", "cy", "r", "font-size", "stroke-width")}
@@ -216,13 +220,19 @@ class Rasterizer:
 
         s = self.scale
         size = float(attr("font-size", "16")) * s
+        # scaled-down text is drawn larger and scaled down: FreeType's hinting rounds each glyph's
+        # advance to whole pixels, which at a few pixels a letter spaces words wrongly ("colum n")
+        k = 1 if s >= 1 else max(2, math.ceil(SHARP_TEXT / size))
         bold = attr("font-weight", "normal") == "bold"
-        font = _font(bold, round(size * 4) / 4)
+        font = _font(bold, round(size * k * 4) / 4)
         anchor = {"middle": "ms", "end": "rs"}.get(attr("text-anchor", "start"), "ls")
         text = unescape(element[element.index(">") + 1 : element.rindex("<")])
-        canvas = image.new("RGBA", (max(1, w), max(1, h)), (0, 0, 0, 0))
+        fill = image.new("RGBA", (1, 1), attr("fill", INK)).getpixel((0, 0))
+        canvas = image.new("RGBA", (max(1, w * k), max(1, h * k)), (*fill[:3], 0))  # one colour: no dark fringe
         x, y = float(attr("x", "0")) * s - x0, float(attr("y", "0")) * s - y0
-        ImageDraw.Draw(canvas).text((x, y), text, font=font, fill=attr("fill", INK), anchor=anchor)
+        ImageDraw.Draw(canvas).text((x * k, y * k), text, font=font, fill=fill, anchor=anchor)
+        if k > 1:
+            canvas = canvas.resize((max(1, w), max(1, h)), image.Resampling.BOX)
         return _Sprite.of(x0, y0, np.asarray(canvas))
 
 
@@ -268,4 +278,4 @@ def rgb_frames(parts_list: Sequence[Sequence[str]], scale: float = 1.0) -> list[
     return [raster.frame(parts) for parts in parts_list]
 
 
-__all__ = ["FONT_FILES", "Rasterizer", "rgb_frames", "svg_to_png"]
+__all__ = ["FONT_FILES", "SHARP_TEXT", "Rasterizer", "rgb_frames", "svg_to_png"]

@@ -17,6 +17,7 @@ store a group once for all the frames that repeat it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from html import escape
@@ -63,9 +64,55 @@ def _t(x: float, y: float, text: str, size: float = 16, weight: str = "normal", 
     return f'<text x="{x:g}" y="{y:g}" font-size="{size:g}"{bold}{end} fill="{fill}">{escape(text)}</text>'
 
 
-def _clip(text: str, chars: int) -> str:
-    """``text`` cut to ``chars`` characters, with an ellipsis when cut."""
-    return text if len(text) <= chars else text[: chars - 1] + "\N{HORIZONTAL ELLIPSIS}"
+#: advance widths of the bundled DejaVu Sans (``raster.FONT_FILES``), in hundredths of the font
+#: size, for the characters 32..126 (regular, bold); other characters count as one font size
+_ADVANCE = {
+    False: (32, 40, 46, 84, 64, 95, 78, 27, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+            34, 34, 84, 84, 84, 53, 100, 68, 69, 70, 77, 63, 58, 77, 75, 29, 29, 66, 56, 86, 75, 79, 60, 79, 69, 63,
+            61, 73, 68, 99, 69, 61, 69, 39, 34, 39, 84, 50, 50, 61, 63, 55, 63, 62, 35, 63, 63, 28, 28, 58, 28, 97,
+            63, 61, 63, 63, 41, 52, 39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84),
+    True: (35, 46, 52, 84, 70, 100, 87, 31, 46, 46, 52, 84, 38, 42, 38, 37, 70, 70, 70, 70, 70, 70, 70, 70, 70, 70,
+           40, 40, 84, 84, 84, 58, 100, 77, 76, 73, 83, 68, 68, 82, 84, 37, 37, 77, 64, 100, 84, 85, 73, 85, 77, 72,
+           68, 81, 77, 110, 77, 72, 73, 46, 37, 46, 84, 50, 50, 67, 72, 59, 72, 68, 44, 72, 71, 34, 34, 67, 34, 104,
+           71, 69, 72, 72, 49, 60, 48, 71, 65, 92, 65, 65, 58, 71, 37, 71, 84),
+}
+_OTHER_ADVANCE = {"\N{EN DASH}": 50, "\N{MIDDLE DOT}": 35, "\N{MULTIPLICATION SIGN}": 84}
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """How wide ``text`` is drawn in the bundled font at ``size`` (SVG units; kerning aside)."""
+    table = _ADVANCE[bold]
+    return size / 100 * sum(table[o - 32] if 32 <= (o := ord(ch)) < 127 else _OTHER_ADVANCE.get(ch, 100)
+                            for ch in text)
+
+
+def _fit(text: str, width: float, size: float, bold: bool = False, smallest: float | None = None) -> tuple[str, float]:
+    """``text`` and a font size at which it fits in ``width``: ``size``, else smaller down to
+    ``smallest`` (default: 80% of ``size``), else cut with an ellipsis at ``smallest``."""
+    low = smallest if smallest is not None else 0.8 * size
+    w = text_width(text, size, bold)
+    if w <= width:
+        return text, size
+    if w * low / size <= width:
+        return text, max(low, math.floor(10 * size * width / w) / 10)
+    while len(text) > 1 and text_width(text + "\N{HORIZONTAL ELLIPSIS}", low, bold) > width:
+        text = text[:-1]
+    return text.rstrip() + "\N{HORIZONTAL ELLIPSIS}", low
+
+
+def _wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
+    """``text`` broken at spaces into lines no wider than ``width`` (a word wider than that stays
+    whole on its own line)."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if line and text_width(candidate, size, bold) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    return [*lines, line] if line or not lines else lines
 
 
 def _use(symbol: str, x: float, y: float, w: float, h: float) -> str:
@@ -86,7 +133,7 @@ def _badge(x: float, y: float, text: str, fill: str = INK, ink: str = "#ffffff",
 
 
 def _badge_width(text: str, size: float = 13) -> float:
-    return 0.66 * size * len(text) + 16
+    return text_width(text, size, True) + 16
 
 
 def _range(lo: int, hi: int) -> str:
@@ -100,10 +147,10 @@ def _header(view: ObservationView, viewpoint: str, caption: str | None) -> str:
     parts = [f'<rect width="{WIDTH}" height="52" fill="{HEADER}"/>',
              _t(20, 36, "Bali", 27, "bold", "#ffffff"), _t(96, 34, config, 17, fill="#d5e3d8")]
     if caption:
-        parts.append(_t(640, 34, _clip(caption, 40), 16, fill="#d5e3d8", anchor="middle"))
-    pill = _clip(viewpoint, 46)
-    w = _badge_width(pill, 15)
-    parts.append(_badge(WIDTH - 20 - w, 32, pill, "#f3e9d2", HEADER, 15))
+        parts.append(_t(640, 34, *_fit(caption, 300, 16), fill="#d5e3d8", anchor="middle"))
+    pill, size = _fit(viewpoint, 330, 15, True, smallest=12)
+    w = _badge_width(pill, size)
+    parts.append(_badge(WIDTH - 20 - w, 32, pill, "#f3e9d2", HEADER, size))
     return '<g id="bali-header">' + "".join(parts) + "</g>"
 
 
@@ -121,11 +168,15 @@ def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str,
         status = "Game over"
     else:
         status = "\N{BLACK RIGHT-POINTING TRIANGLE} " + status
-    lines = [_t(30, 83, _clip(status, 100), 20, "bold")]
-    y = 107
-    for text in [*details, *notes][:2]:
-        lines.append(_t(30, y, _clip(text, 135), 15.5, fill=INK if text in details else MUTED))
-        y += 21
+    room = WIDTH - 16 - 14 - 30
+    text, size = _fit(status, room, 20, True)
+    lines = [_t(30, 82, text, size, "bold")]
+    rows = [(row, INK) for d in details for row in _wrap(d, room, 15)]
+    rows += [(row, MUTED) for n in notes for row in _wrap(n, room, 15)]
+    for k, (row, fill) in enumerate(rows[:3]):
+        if k == 2 and len(rows) > 3:
+            row = _fit(row + " " + " ".join(r for r, _ in rows[3:]), room, 15, smallest=15)[0]
+        lines.append(_t(30, 104 + 19.5 * k, row, 15, fill=fill))
     return '<g id="bali-status">' + _panel(16, 60, WIDTH - 32, 88) + "".join(lines) + "</g>"
 
 
@@ -176,6 +227,16 @@ def _supply_deck_altar(view: ObservationView) -> str:
     x0 = 340
     parts.append(_t(x0, y0 + 26, "Altar", 18, "bold"))
     parts.append(_t(x0 + 56, y0 + 26, f"{view.altar_size} card{'s' if view.altar_size != 1 else ''}", 16, fill=MUTED))
+    if view.decision == "game_over":  # turned over and counted at the final scoring: every card's category
+        parts.append(_t(x0, y0 + 50, "all of it, counted at the final scoring", 13, fill=MUTED))
+        for c in range(N_CATEGORIES):
+            x = x0 + c * 66
+            parts.append(_use(f"t{c}", x, y0 + 58, 34, 34))
+            parts.append(_t(x + 38, y0 + 84, str(int(view.altar_known[c])), 20, "bold"))
+        if view.altar_unknown:  # a view that was not given the final scoring (never drawn by the frames)
+            parts.append(_use("hidden", x0, y0 + 106, 28, 28))
+            parts.append(_t(x0 + 32, y0 + 127, f"{view.altar_unknown} unknown", 15, "bold"))
+        return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
     peek = view.decision == "oracle" and view.oracle_window > 0
     parts.append(_t(x0, y0 + 50, "top 4, top first" + (f" \N{EM DASH} peeked: {view.oracle_window}" if peek else ""),
                     13, fill=MUTED))
@@ -190,11 +251,11 @@ def _supply_deck_altar(view: ObservationView) -> str:
         parts.append(_t(x0, y0 + 86, "empty", 15, fill=MUTED))
     parts.append(_t(x0, y0 + 128, "all of it, as known", 13, fill=MUTED))
     for c in range(N_CATEGORIES):
-        x = x0 + c * 58
+        x = x0 + c * 54
         parts.append(_use(f"t{c}", x, y0 + 136, 28, 28))
         parts.append(_t(x + 31, y0 + 157, str(int(view.altar_known[c])), 16, "bold"))
-    parts.append(_use("hidden", x0 + 232, y0 + 136, 28, 28))
-    parts.append(_t(x0 + 263, y0 + 157, str(view.altar_unknown), 16, "bold"))
+    parts.append(_use("hidden", x0 + 216, y0 + 136, 28, 28))
+    parts.append(_t(x0 + 247, y0 + 157, str(view.altar_unknown), 16, "bold"))
     if view.oracle and view.peeks_owed:
         parts.append(_t(x0, y0 + 196, f"oracle peeks owed: {view.peeks_owed}", 14, "bold"))
     return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
@@ -238,8 +299,21 @@ def _seat_title(view: ObservationView, q: int, r: int, seat: int | None, labels:
     """A seat panel's first row: name, badges (you, to decide, active, winner), stones, VP, and
     at the end the score."""
     over = view.decision == "game_over"
-    label = _clip(labels[q], 30)
-    parts = [_t(x0 + 18, y0 + 28, label, 18, "bold")]
+    parts = []
+    right = x0 + w - 14
+    if final is not None:
+        score = f"{final['final_scores'][q]} pts"
+        parts.append(_t(right, y0 + 30, score, 22, "bold", anchor="end"))
+        right -= text_width(score, 22, True) + 8
+        if q in final["winners"]:
+            parts.append(_use("crown", right - 30, y0 + 6, 30, 30))
+            right -= 34
+        right -= 18
+    for symbol, value in (("vp", int(view.vp_tokens[r])), ("stone", int(view.stones[r]))):
+        parts.append(_t(right, y0 + 30, str(value), 22, "bold", anchor="end"))
+        right -= max(text_width(str(value), 22, True), 26) + 6
+        parts.append(_use(symbol, right - 28, y0 + 8, 28, 28))
+        right -= 50
     pills = [("you", "#0072B2", "#ffffff")] if seat is not None and q == seat else []
     if not over and r == view.to_move:
         pills.append(("to decide", HEADER, "#ffffff"))
@@ -247,21 +321,18 @@ def _seat_title(view: ObservationView, q: int, r: int, seat: int | None, labels:
         pills.append(("active", "#e2d6b8", INK))
     if final is not None and q in final["winners"]:
         pills.append(("winner", "#f2c200", INK))
-    bx = x0 + 28 + 0.62 * 18 * len(label)
+    def room() -> float:
+        return right + 28 - (x0 + 18) - sum(_badge_width(text) + 6 for text, _, _ in pills) - 10
+
+    if pills and pills[-1][0] == "winner" and text_width(labels[q], 14, True) > room():
+        pills.pop()  # no room for a long name and the pill: the crown by the score says it
+    label, size = _fit(labels[q], room(), 18, True, smallest=13)
+    left = [_t(x0 + 18, y0 + 28, label, size, "bold")]
+    bx = x0 + 28 + text_width(label, size, True)
     for text, fill, ink in pills:
-        parts.append(_badge(bx, y0 + 27, text, fill, ink))
+        left.append(_badge(bx, y0 + 27, text, fill, ink))
         bx += _badge_width(text) + 6
-    right = x0 + w - 14
-    if final is not None:
-        parts.append(_t(right, y0 + 30, f"{final['final_scores'][q]} pts", 22, "bold", anchor="end"))
-        if q in final["winners"]:
-            parts.append(_use("crown", right - 118, y0 + 6, 30, 30))
-        right -= 136
-    for symbol, value in (("vp", int(view.vp_tokens[r])), ("stone", int(view.stones[r]))):
-        parts.append(_t(right, y0 + 30, str(value), 22, "bold", anchor="end"))
-        parts.append(_use(symbol, right - 64, y0 + 8, 28, 28))
-        right -= 82
-    return "".join(parts)
+    return "".join(left + parts)
 
 
 def _offerings(view: ObservationView, q: int, r: int, final: dict[str, Any] | None, right: float, y: float) -> str:
@@ -271,13 +342,13 @@ def _offerings(view: ObservationView, q: int, r: int, final: dict[str, Any] | No
         lo = hi = final["offering_cards"][q]
     else:
         lo, hi = view.offerings_min[r], view.offerings_max[r]
-    x0 = right - 318
+    x0 = right - 334
     parts = [_t(x0 - 8, y + 22, "offerings", 13, fill=MUTED, anchor="end")]
     for c in range(N_CATEGORIES):
-        x = x0 + c * 72
-        parts.append(_use(f"t{c}", x, y + 4, 27, 27))
-        text = _range(int(lo[c]), int(hi[c]))
-        parts.append(_t(x + 30, y + 24, text, 17 if len(text) < 3 else 15 if len(text) < 4 else 12.5, "bold"))
+        x = x0 + c * 76
+        parts.append(_use(f"t{c}", x, y + 5, 25, 25))
+        text, size = _fit(_range(int(lo[c]), int(hi[c])), 44, 17, True, smallest=11)
+        parts.append(_t(x + 28, y + 24, text, size, "bold"))
     parts.append(_t(right, y + 24, f"={int(view.offerings_total[r])}", 15, "bold", MUTED, "end"))
     return "".join(parts)
 
@@ -303,7 +374,12 @@ def _final_scoring(view: ObservationView, labels: Sequence[str], final: dict[str
         b = final["score_breakdown"][q]
         if q in final["winners"]:
             parts.append(f'<rect x="{x0 + 8}" y="{y - 22}" width="584" height="32" rx="8" fill="#fbe9a6"/>')
-        parts.append(_t(x0 + 16, y, _clip(label, 14), 15, "bold"))
+        name, size = _fit(label, 138, 15, True, smallest=12)
+        if name != label and " (" in label:  # too long: the seat on this line, the agent under it
+            seat_name, agent = label.split(" (", 1)
+            name, size = _fit(seat_name, 138, 15, True, smallest=12)
+            parts.append(_t(x0 + 16, y + 14, *_fit("(" + agent, 138, 10.5, smallest=8), fill=MUTED))
+        parts.append(_t(x0 + 16, y, name, size, "bold"))
         cells = [b["vp_tokens"], b["shrines"], b["stones"], *b["offerings"].values(), b["total"]]
         for i, (x, value) in enumerate(zip(cols, cells, strict=True)):
             parts.append(_t(x, y, str(value), 17 if i == 7 else 15, "bold" if i == 7 else "normal", anchor="middle"))

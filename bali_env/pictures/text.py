@@ -3,7 +3,9 @@ decoded observation) or what everybody knows (``public_view``).
 
 It serves ``render_mode="ansi"``/``"human"`` (the public table, ``render_ansi``), ``bali play``
 (the human's own view) and ``bali replay`` (either). Nothing here reads hidden information:
-``public_view`` keeps of the true state only what every player knows (docs/rules.md section 5).
+``public_view`` keeps of the true state only what every player knows (docs/rules.md section 5),
+and once the game is over what the final scoring shows everyone (``scored_view``). A single
+legal option comes with why it is the only one (``only_option_reason``).
 """
 
 from __future__ import annotations
@@ -81,7 +83,10 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     lines += _market(view)
     lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
                  + f" | deck: {view.deck_size} | altar: {view.altar_size}")
-    if view.altar_size:
+    if view.altar_size and view.decision == "game_over" and not view.altar_unknown:
+        lines.append("Altar, counted at the final scoring: "
+                     + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4)))
+    elif view.altar_size:
         known = [f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c]]
         top = ", ".join(CATEGORY_NAMES[int(c)] if c >= 0 else "?"
                         for d, c in enumerate(view.altar_top) if d < view.altar_size)
@@ -156,8 +161,41 @@ def option_text(view: ObservationView, action: int) -> str:
     return name
 
 
+def only_option_reason(view: ObservationView, action: int) -> str:
+    """Why ``action`` is the only legal move of the player to move (their own ``view``), in words:
+    ``you cannot afford a take: the cheapest costs 5 stones and you have 2``; where the reason
+    takes more than the view's counts to say, ``this is your only legal move``."""
+    stones = int(view.stones[0])
+    if view.decision == "take_offering" and action == E.A_PASS:
+        prices = [int(E.offering_price.py_func(int(view.tableaus[0][E.FARMER + c])))
+                  for c in range(E.N_CATEGORIES) if view.supply[c] > 0]
+        if not prices:
+            return "the supply is empty: there is no offering card to take, so you pass"
+        return (f"you cannot afford a take: the cheapest costs {_stones(min(prices))} "
+                f"({E.OFFERING_BASE_PRICE} stones minus your farmers of that category) and you have "
+                f"{_count(stones)}, so you pass")
+    shrine = _stones(E.SHRINE_COST)
+    if action == E.A_DISCARD_SHRINE:
+        return (f"your hand holds only shrines and a shrine costs {shrine} (you have {_count(stones)}): "
+                "you must discard one")
+    if view.decision == "play" and view.hands[0][E.SHRINE] and stones < E.SHRINE_COST:
+        return f"it is the only card you can play: a shrine costs {shrine} and you have {_count(stones)}"
+    if view.decision in ("offer_face_up", "offer_face_down"):
+        return "it is the only category of offering card you hold"
+    if view.decision in ("offer_supply", "farmer_choice"):
+        return "it is the only category left in the supply"
+    if view.decision == "refill":
+        return "it is the only column you may take from" + (" (the demon blocks its column)" if view.demon else "")
+    return "this is your only legal move"
+
+
 def _stones(n: int) -> str:
-    return "free" if n == 0 else f"{n} stone" + ("s" if n > 1 else "")
+    return "free" if n == 0 else _count(n)
+
+
+def _count(n: int) -> str:
+    """``n stones`` (what a player has: 0 stones, 1 stone, 2 stones)."""
+    return f"{n} stone" + ("" if n == 1 else "s")
 
 
 def options_text(view: ObservationView, legal: list[int], width: int = WIDTH) -> str:
@@ -207,8 +245,25 @@ def public_view(s: np.ndarray) -> ObservationView:
             altar_top[d] = int(v.altar[i])
     lo, hi = view.offerings_min.copy(), view.offerings_max.copy()
     lo[0], hi[0] = v.known_min[0], v.known_max[0]
-    return dataclasses.replace(view, offerings_min=lo, offerings_max=hi, altar_known=known,
+    view = dataclasses.replace(view, offerings_min=lo, offerings_max=hi, altar_known=known,
                                altar_unknown=top - int(known.sum()), altar_top=altar_top)
+    return scored_view(view, s, 0)
+
+
+def scored_view(view: ObservationView, s: np.ndarray, seat: int) -> ObservationView:
+    """``view`` (seen from absolute ``seat``) with what the final scoring shows everyone once the
+    game in ``s`` is over (docs/rules.md section 4): the altar is counted, so the category of
+    every altar card (not their order: the top row keeps only what was known), and every player's
+    offering cards are scored, so their exact counts. Before the end, ``view`` unchanged."""
+    if int(s[E.S_PHASE]) != E.PH_GAME_OVER:
+        return view
+    final = final_result(s)
+    n = view.num_players
+    exact = np.array([final["offering_cards"][absolute_seat(seat, r, n)] for r in range(n)], dtype=np.int64)
+    lo, hi = view.offerings_min.copy(), view.offerings_max.copy()
+    lo[:n], hi[:n] = exact, exact
+    return dataclasses.replace(view, offerings_min=lo, offerings_max=hi,
+                               altar_known=np.asarray(final["altar_counts"], dtype=np.int64), altar_unknown=0)
 
 
 def revealed_view(s: np.ndarray) -> ObservationView:

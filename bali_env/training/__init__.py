@@ -12,7 +12,8 @@ or with Ray RLlib (``bali train --framework rllib``). One job per module:
 | ``pool.py`` | a run's opponent pool (``bali_env.versus.opponents``): self-play snapshots; returns per opponent |
 | ``evaluate.py`` | evaluating policies with the tournament code; ``eval.csv`` and ``learning_curve.png`` |
 | ``checkpoints.py`` | saving models, the ``resume.pt`` checkpoint, loading ``--init`` policies |
-| ``progress.py`` | the clean stop on SIGINT/SIGTERM and the progress bar, for both loops |
+| ``progress.py`` | the clean stop on SIGINT/SIGTERM, the progress bars and the lines between them, for both loops |
+| ``report.py`` | a run in words: its plan, the bar's postfix, its last lines (what it wrote, how to play it) |
 | ``lean.py`` | ``--trainer lean``: PPO with MaskablePPO's losses and less overhead |
 | ``privileged.py`` | ``--privileged-critic``: the hidden state as features for the critic only |
 | ``rllib_env.py`` | what RLlib trains: the multi-agent env, the masked module, the self-play mapping |

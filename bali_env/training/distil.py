@@ -56,12 +56,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate (default 3e-4)")
 
 
-def positions(policy: Any, num_players: int, games: int, seed: int, keep: float) -> dict[str, np.ndarray]:
+def positions(policy: Any, num_players: int, games: int, seed: int, keep: float,
+              progress: bool = False) -> dict[str, np.ndarray]:
     """The decisions with a choice among the ``keep`` share kept from ``games`` self-play games
-    (``self_play`` with ``raw``), with one search key per position (``key``, from ``seed``)."""
+    (``self_play`` with ``raw``, a bar over the games with ``progress``), with one search key per
+    position (``key``, from ``seed``)."""
     from .value import self_play
 
-    kept = self_play(policy, num_players, games, seed, keep=keep, raw=True)
+    kept = self_play(policy, num_players, games, seed, keep=keep, progress=progress, raw=True)
     rows = np.flatnonzero(kept["action_mask"].sum(axis=1) > 1)
     out = {name: array[rows] for name, array in kept.items()}
     rng = np.random.default_rng([seed, 1])
@@ -190,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     command = f"bali distil --games {args.games} --keep {args.keep:g} --sims {args.sims} --epochs {args.epochs} " \
               f"--lr {args.lr:g} --seed {args.seed}"
     t0 = time.time()
-    kept = positions(policy, players, args.games, args.seed, args.keep)
+    kept = positions(policy, players, args.games, args.seed, args.keep, progress=args.progress)
     digest = fingerprint(kept, f"{command} {hashlib.sha256(args.policy.read_bytes()).hexdigest()}")
     t1 = time.time()
     visits = label(searcher, policy, kept, args.out.with_suffix(".labels.npz"), digest, progress=args.progress)

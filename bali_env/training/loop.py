@@ -5,9 +5,13 @@ pool (``bali_env.training.pool``), the ``BaliSB3VecEnv`` and the model (``make_m
 its checkpoint, ``bali_env.training.checkpoints``), then runs one ``Session``: PPO learns, and after every
 env step ``Session.on_step`` adds self-play snapshots, evaluates and checkpoints on schedule
 (``bali_env.training.evaluate``), logs the learner's returns and checks the limits and the stop signal.
-The run's counters are one ``RunProgress``, saved in every checkpoint. At the end the model is
-evaluated once more, saved (``final.zip`` / ``final.pt``), exported (``final.npz``) and
-``summary.json`` written.
+The run's counters are one ``RunProgress``, saved in every checkpoint. Before training it
+evaluates its starting policy (a fresh run) and says its plan; the bar's postfix shows the mean
+return of the recent training games and the latest win rates. At the end the model is evaluated
+once more (its own bar; ``--final-eval-games 0``: not), saved (``final.zip`` / ``final.pt``),
+exported (``final.npz``) and ``summary.json`` written; the last lines say what was written, the
+key figures and how to play the policy (``bali_env.training.report``). With ``--minutes`` the
+final evaluation is part of the budget (``Session``).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import argparse
 import csv
 import json
 import os
-import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -25,13 +28,16 @@ from typing import Any
 from bali_env.files import write_text
 
 from .checkpoints import CHECKPOINT, load_actor, load_checkpoint, restore_model, save_checkpoint, save_model
-from .evaluate import evaluate_checkpoint
-from .options import check_left, claim_out
+from .evaluate import eval_opponents, evaluate_checkpoint
+from .options import AUTO_POINTS, check_left, claim_out, eval_interval
 from .pool import add_snapshot, build_pool, log_returns
-from .progress import ProgressBar, StopOnSignals
+from .progress import ProgressBar, StopOnSignals, say
+from .report import bar_postfix, end_lines, plan_line, short_of_budget, spent
 
 OUT_NAME = "bali"  #: a run without ``--out`` writes to a new folder ``runs/bali-YYYYmmdd-HHMMSS``
 COMMAND = "bali train"  #: how the run names itself in what it prints
+FINAL_SHARE = 0.25  #: at most this share of ``--minutes`` is kept for the final evaluation
+FINAL_SAVES = 2.0  #: seconds kept at the end of ``--minutes`` for the final saves, besides the final evaluation
 
 
 def make_logger(out: Path) -> Any:
@@ -106,17 +112,18 @@ class RunProgress:
     eval_seconds: float = 0.0  #: seconds of the evaluations during the training loop
     sessions: int = 0  #: sessions run, this one included
     interrupted: bool = False  #: whether the last session was stopped by a signal
+    eval_rate: float = 0.0  #: seconds per game of the latest evaluation (0: none yet): the final one's estimate
 
     @classmethod
     def fresh(cls, args: argparse.Namespace) -> RunProgress:
         """The counters of a new run: the first snapshot and evaluation due after their intervals."""
-        return cls(due={"snapshot": args.snapshot_every, "eval": args.eval_every,
+        return cls(due={"snapshot": args.snapshot_every, "eval": eval_interval(args),
                         "eval_seconds": 60 * getattr(args, "eval_minutes", 0.0)})
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> RunProgress:
-        """The counters a checkpoint saved (``as_dict``)."""
-        return cls(**{f.name: saved[f.name] for f in fields(cls)})
+        """The counters a checkpoint saved (``as_dict``; a field added since takes its default)."""
+        return cls(**{f.name: saved[f.name] for f in fields(cls) if f.name in saved})
 
     def as_dict(self) -> dict[str, Any]:
         """The counters as the checkpoint saves them."""
@@ -125,19 +132,28 @@ class RunProgress:
 
 class Session:
     """One session of a run (a run resumed twice has three): the model, its env and pool, the
-    run's ``RunProgress``, and this session's clocks, stop flag and count of logged returns."""
+    run's ``RunProgress``, and this session's clocks, stop flag and count of logged returns.
+
+    With ``--minutes`` the budget is the whole run's, the final evaluation included: training
+    stops when the time left is what the final evaluation is estimated to take (``reserve``:
+    seconds per game of the latest evaluation, times its games: an overestimate when the final
+    one is larger, whose games cost less each). A fresh run therefore evaluates its starting
+    policy first (the learning curve's first point, and the first timing)."""
 
     def __init__(self, args: argparse.Namespace, model: Any, venv: Any, pool: Any, progress: RunProgress,
-                 ext: str) -> None:
+                 ext: str, begun: float | None = None) -> None:
         self.args, self.model, self.venv, self.pool, self.progress, self.ext = args, model, venv, pool, progress, ext
         self.out: Path = args.out
-        self.start = time.time() - progress.elapsed  # --minutes counts the whole run, earlier sessions included
+        # --minutes counts the whole run from when this session began (``begun``: before the model
+        # was built), earlier sessions included
+        self.start = (time.time() if begun is None else begun) - progress.elapsed
         self.t0 = time.time()
         self.loop_before, self.eval_before = progress.loop_seconds, progress.eval_seconds
         self.eval_seconds = 0.0  #: time spent evaluating during learn() in this session
         self.seen = 0  #: episode returns already logged
         self.stop = StopOnSignals()  #: set by SIGTERM/SIGINT: finish the step, then save and evaluate as usual
         self.bar: ProgressBar | None = None
+        self.every = 0.0  #: seconds between evaluations by the clock (0: none; ``clock_schedule``)
 
     def checkpoint(self, in_loop: bool = True) -> None:
         """Save what --resume needs (at every evaluation and when the run stops)."""
@@ -148,14 +164,61 @@ class Session:
             p.loop_seconds = self.loop_before + time.time() - self.t0
         save_checkpoint(self.out / CHECKPOINT, self.model, self.args, self.pool, self.venv, p.as_dict())
 
-    def evaluate(self, step: int, games: int, tag: str) -> Path:
-        """Save, export and evaluate the model as ``checkpoints/TAG``; returns the export's path."""
+    def evaluate(self, step: int, games: int, tag: str, label: str) -> Path:
+        """Save, export and evaluate the model as ``checkpoints/TAG`` (a bar named ``label``);
+        returns the export's path."""
         t_eval = time.time()
         try:
-            return evaluate_checkpoint(self.model, self.args, f"{tag}{self.ext}", step, games, self.progress.eval_rows,
-                                       self.start)
+            path, rate = evaluate_checkpoint(self.model, self.args, f"{tag}{self.ext}", step, games,
+                                             self.progress.eval_rows, self.start, label)
+            if rate > 0:
+                self.progress.eval_rate = rate
+            return path
         finally:
             self.eval_seconds += time.time() - t_eval
+
+    def final_seconds(self) -> float:
+        """The final evaluation's estimated seconds (from the latest evaluation's speed; a larger
+        evaluation plays its games in larger batches, so this errs on the long side)."""
+        return self.progress.eval_rate * self.args.final_eval_games * len(eval_opponents(self.args))
+
+    def reserve(self) -> float:
+        """Seconds of ``--minutes`` kept at the end for the final evaluation and the last saves; at
+        most a quarter of it: training always gets the rest (the plan says when the run will then
+        take longer)."""
+        if not self.args.minutes > 0 or not self.args.final_eval_games:
+            return 0.0
+        return min(self.final_seconds() + FINAL_SAVES, self.args.minutes * 60 * FINAL_SHARE)
+
+    def train_until(self) -> float:
+        """Seconds after the run's start at which training stops (``--minutes``; inf without)."""
+        return self.args.minutes * 60 - self.reserve() if self.args.minutes > 0 else float("inf")
+
+    def first_evaluation(self) -> bool:
+        """Whether to evaluate before training: a fresh run that evaluates at all (its curve's first
+        point), or one with a final evaluation to fit into ``--minutes`` and no timing yet."""
+        args, p = self.args, self.progress
+        timing = args.minutes > 0 and args.final_eval_games > 0 and not p.eval_rate
+        on_the_way = eval_interval(args) < float("inf") or self.every > 0 or args.final_eval_games > 0
+        return timing or (on_the_way and p.steps == 0 and not p.eval_rows)
+
+    def clock_schedule(self) -> None:
+        """Evaluations by the clock: every ``--eval-minutes``, or without ``--eval-every`` under
+        ``--minutes`` every fifth of the training time left (the first due then), or less often
+        when an evaluation takes more than a quarter of that."""
+        args = self.args
+        if getattr(args, "eval_minutes", 0.0) > 0:
+            self.every = 60 * args.eval_minutes
+        elif args.eval_every is None and args.minutes > 0:
+            elapsed = time.time() - self.start
+            # at most a fifth of the training time goes to these evaluations (a busy machine, a short run)
+            takes = self.progress.eval_rate * args.eval_games * len(eval_opponents(args))
+            self.every = max(max(self.train_until() - elapsed, 0.0) / AUTO_POINTS, 4 * takes)
+            self.progress.due["eval_seconds"] = elapsed + self.every
+
+    def describe(self) -> str:
+        """The bar's postfix: steps, the learner's recent mean return, the latest win rates."""
+        return bar_postfix(int(self.model.num_timesteps), self.venv.episode_returns, self.progress.eval_rows)
 
     def on_step(self, steps: int) -> bool:
         """After every env step: snapshots, periodic evaluation, the learner's returns, the time limit."""
@@ -163,19 +226,41 @@ class Session:
         if steps >= due["snapshot"]:
             add_snapshot(self.pool, self.model.policy, args, steps)
             due["snapshot"] += args.snapshot_every
-        every = 60 * getattr(args, "eval_minutes", 0.0)  # --eval-minutes: also on the clock
-        on_time = every > 0 and time.time() - self.start >= due.get("eval_seconds", every)
-        if steps >= due["eval"] or on_time:
-            self.evaluate(steps, args.eval_games, f"step_{steps}")
-            if steps >= due["eval"]:
-                due["eval"] += args.eval_every
-            if every > 0:
-                due["eval_seconds"] = time.time() - self.start + every
+        elapsed, until = time.time() - self.start, self.train_until()
+        if self.stop.now or elapsed > until:
+            return False  # the run ends here: the final evaluation follows, none on the way now
+        on_time = self.every > 0 and elapsed >= due.get("eval_seconds", self.every)
+        # an evaluation that would not end before training does (or at its last steps) is left to the final one
+        fits = elapsed + self.progress.eval_rate * args.eval_games * len(eval_opponents(args)) < until \
+            and steps < args.steps
+        if (steps >= due["eval"] or on_time) and fits:
+            self.evaluate(steps, args.eval_games, f"step_{steps}", f"evaluating at {steps:,} steps")
+            while steps >= due["eval"]:
+                due["eval"] += eval_interval(args)
+            if self.every > 0:
+                due["eval_seconds"] = time.time() - self.start + self.every
             self.checkpoint()
+            until = self.train_until()
+            if self.bar is not None:
+                self.bar.set_total(until)
         self.seen = log_returns(self.model.logger, self.venv, self.seen)
         if self.bar is not None:
-            self.bar.advance(steps)
-        return not self.stop.now and not (args.minutes > 0 and time.time() - self.start > args.minutes * 60)
+            self.bar.advance(steps, self.describe)
+        return not self.stop.now and time.time() - self.start <= until
+
+    def announce(self) -> None:
+        """Say the plan before training (stderr): the budget, the evaluations, the final one."""
+        args = self.args
+        final = self.final_seconds() if self.progress.eval_rate else None
+        elapsed = time.time() - self.start
+        left = max(self.train_until() - elapsed, 0.0)
+        say(f"{COMMAND}: " + plan_line(
+            minutes=args.minutes, steps=args.steps, train_seconds=left,
+            final_games=args.final_eval_games, opponents=eval_opponents(args), final_seconds=final,
+            eval_seconds=self.every, eval_steps=eval_interval(args)), err=True)
+        warning = short_of_budget(args.minutes, final or 0.0) or spent(args.minutes, elapsed, left)
+        if warning:
+            say(f"{COMMAND}: {warning}", err=True)
 
     def run(self) -> dict[str, Any]:
         """Train until ``--steps``, ``--minutes`` or a stop signal, then evaluate, save and export
@@ -183,19 +268,30 @@ class Session:
         from bali_env.agents.ppo import export_policy
 
         args, model, out, progress = self.args, self.model, self.out, self.progress
-        self.bar = ProgressBar(args, self.start, int(model.num_timesteps))
         with self.stop:
-            learn(model, args, self.on_step)
+            self.clock_schedule()
+            if self.first_evaluation():
+                steps = int(model.num_timesteps)
+                self.evaluate(steps, args.eval_games, f"step_{steps}", "evaluating the starting policy")
+                self.clock_schedule()  # a fifth of the training time left now
+            self.announce()
+            self.bar = ProgressBar(args, self.start, int(model.num_timesteps),
+                                   total=max(self.train_until(), time.time() - self.start) if args.minutes > 0
+                                   else None)
+            if not self.stop.now:
+                learn(model, args, self.on_step)
             self.bar.close()
             self.checkpoint()  # first of all: what --resume needs
             if self.stop.now:
-                print(f"{COMMAND}: interrupted: saved {out / CHECKPOINT} (continue with bali train --resume "
-                      f"{out}); now evaluating the model and writing summary.json (interrupt again to quit at once)",
-                      file=sys.stderr, flush=True)
+                say(f"{COMMAND}: interrupted: saved {out / CHECKPOINT} (continue with bali train --resume "
+                    f"{out}); now evaluating the model and writing summary.json (interrupt again to quit at once)",
+                    err=True)
         train_seconds = progress.loop_seconds - progress.eval_seconds
         steps = model.num_timesteps
-        final = evaluate_checkpoint(model, args, f"final{self.ext}", steps, args.final_eval_games, progress.eval_rows,
-                                    self.start)
+        before, t_final = len(progress.eval_rows), time.time()
+        final, _ = evaluate_checkpoint(model, args, f"final{self.ext}", steps, args.final_eval_games,
+                                       progress.eval_rows, self.start, "final evaluation")
+        final_seconds = time.time() - t_final
         save_model(model, out / f"final{self.ext}")
         export_policy(model.policy, out / "final.npz", num_players=args.players, env_steps=int(steps))
         self.checkpoint(in_loop=False)  # with the final evaluation's rows (a resumed run keeps them in eval.csv)
@@ -204,7 +300,8 @@ class Session:
             "wall_seconds": time.time() - self.start,
             "train_seconds": train_seconds,
             "env_steps_per_s": steps / max(train_seconds, 1e-9),
-            "final": [r for r in progress.eval_rows if r["steps"] == steps],
+            "final": progress.eval_rows[before:],
+            "final_eval_seconds": final_seconds,
             "model": str(out / f"final{self.ext}"),
             "policy": str(out / "final.npz"),
             "checkpoint": str(final),
@@ -212,14 +309,20 @@ class Session:
             "sessions": progress.sessions,
         }
         write_text(out / "summary.json", json.dumps(summary, indent=2))
-        print(json.dumps(summary, indent=2))
+        for line in end_lines(summary, out, players=args.players, returns=self.venv.episode_returns,
+                              files=("final.npz", f"final{self.ext}", "learning_curve.png", "eval.csv", "summary.json",
+                                     "progress.csv", "checkpoints/", "tb/"),
+                              resume=f"bali train --resume {out}"):
+            say(line)
         return summary
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Run the training described by ``args`` (or continue the one in ``args.resume``); returns the
     summary. TrainingError (nothing written) for a run that cannot start (its folder taken) or has
-    nothing left to do."""
+    nothing left to do. ``--minutes`` counts from here (the packages' import and the model's
+    building included)."""
+    begun = time.time()
     import torch
 
     from bali_env import arena as _tournament  # noqa: F401  (loaded now: the evaluations use it later)
@@ -248,4 +351,4 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     model.set_logger(make_logger(out))
     if not saved:
         add_snapshot(pool, model.policy, args, 0)
-    return Session(args, model, venv, pool, progress, ext).run()
+    return Session(args, model, venv, pool, progress, ext, begun).run()

@@ -1,8 +1,8 @@
 """The command-line pieces both trainers share, in one place: ``bali train`` (``bali_env.training.train``)
 and ``bali train --framework rllib`` (``bali_env.training.rllib``) build their parsers from ``parents``
 (the flags every command shares) and ``SHARED`` (the training flags both take), check
-the shared flags with ``check_shared``, continue a saved run with ``resumed_from`` and claim their
-output folder with ``claim_out``.
+the shared flags with ``check_shared``, continue a saved run with ``resumed_from``, space their
+evaluations with ``eval_interval`` and claim their output folder with ``claim_out``.
 
 Every check runs before anything is printed or created: a bad flag is ``p.error`` (argparse's
 usage and one line naming the flag, exit 2). The output folder is claimed only when the run
@@ -24,11 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from bali_env.engine import flags
-from bali_env.files import new_output_dir, write_text
+from bali_env.files import check_out_folder, new_output_dir, remove_outputs, write_text
 
 from .entry import TrainingError
 
 OUT_PARENT = Path("runs")  #: where a run without ``--out`` gets its new folder
+AUTO_POINTS = 5  #: without ``--eval-every``, a run evaluates every fifth of its steps (and of its time)
+#: what a run writes into its folder (both trainers, and ``bali exploit``'s results): ``--overwrite`` removes these
+OUTPUTS = ("config.json", "summary.json", "resume.pt", "rllib_checkpoint", "final.zip", "final.pt", "final.npz",
+           "eval.csv", "learning_curve.png", "progress.csv", "checkpoints", "tb", "curve.csv", "curve.png",
+           "exploit.csv", "exploit.json", "exploit.png")
+RESUMABLE_FILES = ("resume.pt", "rllib_checkpoint")  #: what ``--resume`` continues from
 RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
 HELP_EPILOG = ("The first Ctrl-C or SIGTERM ends the run cleanly: it saves {checkpoint} (continue with --resume OUT), "
                "evaluates the model and writes summary.json, then exits with code 130; a second one quits at once "
@@ -39,13 +45,18 @@ HELP_EPILOG = ("The first Ctrl-C or SIGTERM ends the run cleanly: it saves {chec
 #: help are the trainer's checkpoint and default folder name.
 SHARED: dict[str, dict[str, Any]] = {
     "--steps": {"type": float, "default": 1e8, "help": "total learner env steps"},
-    "--minutes": {"type": float, "default": 0.0, "help": "wall-clock limit (0: none)"},
+    "--minutes": {"type": float, "default": 0.0,
+                  "help": "wall-clock limit of the whole run, evaluations included (0: none)"},
     "--pool-size": {"type": int, "default": 6, "help": "frozen self-play snapshots kept"},
     "--snapshot-every": {"type": float, "default": 1e5, "help": "env steps between self-play snapshots"},
-    "--eval-every": {"type": float, "default": 1e6,
-                     "help": "env steps between checkpoints evaluated against random and greedy"},
+    "--eval-every": {"type": float, "default": None, "metavar": "STEPS",
+                     "help": "env steps between checkpoints evaluated against random and greedy (default: "
+                             "min(1e6, --steps/5), and with --minutes also every fifth of the training time; "
+                             "0: none between the first and the final)"},
     "--eval-games": {"type": int, "default": 200, "help": "games per opponent at each evaluation"},
-    "--final-eval-games": {"type": int, "default": 1000, "help": "games per opponent at the end"},
+    "--final-eval-games": {"type": int, "default": 1000,
+                           "help": "games per opponent at the end (0: no final evaluation); with --minutes its "
+                                   "time is part of the run's"},
     "--eval-workers": {"type": int, "default": 1, "help": "worker processes of the evaluation tournaments"},
     "--lr": {"type": float, "default": 3e-4, "help": "Adam learning rate"},
     "--net": {"default": "128,128", "help": "hidden layer sizes (actor and critic each)"},
@@ -66,14 +77,15 @@ def parents(name: str) -> list[argparse.ArgumentParser]:
     default folder name (``runs/NAME-YYYYmmdd-HHMMSS``)."""
     return [flags.players(2), flags.variants(), flags.seed(0, "the deals, the opponents and the learner"),
             flags.out(f"output folder (default: a new folder {OUT_PARENT}/{name}-YYYYmmdd-HHMMSS for every run)"),
-            flags.progress()]
+            flags.overwrite("training run"), flags.progress()]
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """argparse's defaults in the help, except ``--out``'s (its help says what happens without it)."""
+    """argparse's defaults in the help, except ``--out``'s and those of flags without a default
+    value (their help says what happens without them)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.dest == "out":
+        if action.dest == "out" or action.default is None:
             return action.help
         return super()._get_help_string(action)
 
@@ -137,7 +149,7 @@ def resumed_from(p: argparse.ArgumentParser, args: argparse.Namespace, given: se
         if key not in config:
             config[key] = value
     for key, value in config.items():
-        if hasattr(resumed, key) and key not in ("out", "resume", *given):
+        if hasattr(resumed, key) and key not in ("out", "resume", "overwrite", *given):
             setattr(resumed, key, value)
     for key in given & set(resumable):
         setattr(resumed, key, getattr(args, key))
@@ -156,9 +168,14 @@ def check_positive(p: argparse.ArgumentParser, args: argparse.Namespace, names: 
 def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Check the flags both trainers take (``p.error`` names the first bad one): the positive
     counts, the time limit, gamma, the entropy coefficient, the layer sizes, and ``--out``, which
-    must be writable and, for a new run, must not hold a run already."""
-    check_positive(p, args, ("steps", "snapshot_every", "eval_every", "eval_games", "final_eval_games",
-                             "eval_workers", "lr", "batch_size", "epochs"))
+    must be writable and, for a new run, follows the rule of every output folder
+    (``bali_env.files.check_out_folder``: a run there is replaced only with ``--overwrite``)."""
+    check_positive(p, args, ("steps", "snapshot_every", "eval_games", "eval_workers", "lr", "batch_size", "epochs"))
+    if args.eval_every is not None and not 0 <= args.eval_every < float("inf"):
+        p.error(f"--eval-every must be a number of env steps >= 0 (0: no evaluation between the first and the "
+                f"final), got {args.eval_every!r}")
+    if not args.final_eval_games >= 0:
+        p.error(f"--final-eval-games must be >= 0 (0: no final evaluation), got {args.final_eval_games!r}")
     if not args.minutes >= 0 or args.minutes == float("inf"):
         p.error(f"--minutes must be >= 0 (0: no limit), got {args.minutes!r}")
     if not 0 < args.gamma <= 1:
@@ -171,8 +188,20 @@ def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     probe = next((q for q in (out, *out.parents) if q.exists()), None)
     if probe is None or not probe.is_dir() or not os.access(probe, os.W_OK):
         p.error(f"--out {str(args.out or OUT_PARENT)!r} is not writable ({probe} is not a writable folder)")
-    if args.resume is None and args.out is not None and (out / "config.json").exists():
-        p.error(_holds_a_run(args.out))
+    if args.resume is None:
+        try:
+            check_out_folder(args.out, what="training run", outputs=OUTPUTS, finished=_finished(args.out),
+                             resumable=RESUMABLE_FILES, overwrite=getattr(args, "overwrite", False))
+        except ValueError as exc:
+            p.error(str(exc))
+
+
+def eval_interval(args: argparse.Namespace) -> float:
+    """Env steps between evaluations: ``--eval-every`` (0: none, ``inf``), or by default
+    ``min(1e6, --steps / 5)``, so a run bounded by ``--steps`` has at least five points."""
+    if args.eval_every is None:
+        return min(1e6, args.steps / AUTO_POINTS)
+    return args.eval_every if args.eval_every > 0 else float("inf")
 
 
 def layer_sizes(net: str) -> list[int]:
@@ -182,6 +211,16 @@ def layer_sizes(net: str) -> list[int]:
     except ValueError:
         return []
     return sizes if sizes and min(sizes) >= 1 else []
+
+
+def _finished(out: Path | None) -> str:
+    """The file that marks a finished run in ``out``: ``summary.json``, unless it says the run
+    was interrupted (then no file does: such a run is continued with ``--resume``)."""
+    try:
+        interrupted = json.loads((out / "summary.json").read_text()).get("interrupted", False)  # type: ignore[operator]
+    except (OSError, ValueError, TypeError, AttributeError):
+        interrupted = False
+    return "(an interrupted run)" if interrupted else "summary.json"
 
 
 def _holds_a_run(out: Path) -> str:
@@ -203,11 +242,16 @@ def claim_out(args: argparse.Namespace, name: str) -> Path:
     folder. A new run without ``--out`` gets a new folder ``runs/NAME-YYYYmmdd-HHMMSS`` (named on
     stderr, as ``bali tournament`` names its own); a new run with ``--out`` creates that folder's
     config.json exclusively (TrainingError, nothing written, when another run holds it, also one
-    started at the same moment); a resumed run rewrites its config.json (its new limits)."""
+    started at the same moment; with ``--overwrite`` the earlier run's ``OUTPUTS`` are removed first);
+    a resumed run rewrites its config.json (its new limits)."""
     if args.resume is not None:
         write_text(args.out / "config.json", _config_text(args))
         return args.out
     chosen = args.out is None
+    if not chosen and getattr(args, "overwrite", False) and args.out.is_dir():
+        removed = remove_outputs(args.out, OUTPUTS)
+        if removed:
+            print(f"--overwrite: replacing the earlier run in {args.out} ({', '.join(removed)})", file=sys.stderr)
     try:
         if chosen:
             args.out = new_output_dir(OUT_PARENT, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")

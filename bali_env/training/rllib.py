@@ -94,7 +94,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT, helps={f"--{k.replace('_', '-')}": v
                                                                           for k, v in helps.items()})
 
-    shared("--steps --minutes", steps="total env steps of the learning policy")
+    shared("--steps --minutes", steps="total env steps of the learning policy",
+           minutes="wall-clock limit of the training (0: none); the final evaluation follows it")
     p.add_argument("--ray-address", default=None, help="HOST:PORT (or auto) of a Ray cluster to join; "
                    "default: start a local Ray instance")
     p.add_argument("--env-runners", type=int, default=1, help="Ray actors sampling games (0: sample in the driver)")
@@ -102,7 +103,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--self-share", type=float, default=0.2,
                    help="probability that an opponent seat is played by the learning policy itself")
     shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers",
-           pool_size="frozen self-play snapshots (0: every seat learns)")
+           pool_size="frozen self-play snapshots (0: every seat learns)",
+           eval_every="env steps between checkpoints evaluated against random and greedy (default: min(1e6, "
+                      "--steps/5); 0: none before the final)",
+           final_eval_games="games per opponent at the end (0: no final evaluation)")
     shared("--lr --net")
     p.add_argument("--batch-size", type=int, default=8000, help="env steps per PPO update (train batch)")
     p.add_argument("--minibatch-size", type=int, default=1000, help="SGD minibatch size")

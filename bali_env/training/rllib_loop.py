@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -17,9 +16,10 @@ from typing import Any
 from bali_env.files import write_text
 
 from .entry import TrainingError
-from .evaluate import evaluate, plot_curve, write_csv
-from .options import check_left, claim_out
-from .progress import ProgressBar, StopOnSignals
+from .evaluate import evaluate_all, plot_curve, write_csv
+from .options import check_left, claim_out, eval_interval
+from .progress import ProgressBar, StopOnSignals, say
+from .report import bar_postfix, end_lines
 from .rllib_env import MAIN, build_config, module_arrays, take_snapshot
 
 CHECKPOINT = "rllib_checkpoint"  #: the folder ``--resume`` continues from (in the run's folder)
@@ -44,7 +44,7 @@ class RllibProgress:
     @classmethod
     def fresh(cls, args: argparse.Namespace) -> RllibProgress:
         """The counters of a new run: the first snapshot and evaluation due after their intervals."""
-        return cls(due={"snapshot": args.snapshot_every, "eval": args.eval_every})
+        return cls(due={"snapshot": args.snapshot_every, "eval": eval_interval(args)})
 
     @classmethod
     def load(cls, args: argparse.Namespace) -> RllibProgress:
@@ -146,14 +146,15 @@ class RllibSession:
         self.start = time.time() - progress.elapsed
         self.stop = StopOnSignals()  #: set by SIGTERM/SIGINT: end the iteration, then save and evaluate as usual
 
-    def evaluate(self, name: str, games: int) -> None:
-        """Export ``main`` as ``OUT/NAME``, play it against random and greedy, rewrite eval.csv and the curve."""
+    def evaluate(self, name: str, games: int, label: str) -> None:
+        """Export ``main`` as ``OUT/NAME``, play it against random and greedy (none when ``games``
+        is 0) under a bar named ``label``, rewrite eval.csv and the curve."""
         args, p = self.args, self.progress
         policy = export(self.algo, self.out / name, args, p.steps)
-        for i, opp in enumerate(("random", "greedy")):
-            row = {"steps": p.steps, "minutes": (time.time() - self.start) / 60, "opponent": opp,
-                   **evaluate(policy, opp, args, games, args.seed + 1000 * i + 7)}
-            p.eval_rows.append(row)
+        if games <= 0:
+            return
+        evaluate_all(policy, args, games, p.steps, self.start, p.eval_rows, label,
+                     seeds=lambda i: args.seed + 1000 * i + 7, leave=label.startswith("final"))
         write_csv(p.eval_rows, self.out / "eval.csv")
         plot_curve(p.eval_rows, self.out / "learning_curve.png", args.players,
                    title=f"RLlib PPO on Bali, {args.players} players")
@@ -172,8 +173,8 @@ class RllibSession:
             p.snapshots += 1
             p.due["snapshot"] = _next_due(p.due["snapshot"], p.steps, args.snapshot_every)
         if p.steps >= p.due["eval"] and not self.stop.now:
-            self.evaluate(f"checkpoints/step_{p.steps}.npz", args.eval_games)
-            p.due["eval"] = _next_due(p.due["eval"], p.steps, args.eval_every)
+            self.evaluate(f"checkpoints/step_{p.steps}.npz", args.eval_games, f"evaluating at {p.steps:,} steps")
+            p.due["eval"] = _next_due(p.due["eval"], p.steps, eval_interval(args))
             p.elapsed = time.time() - self.start
             save(self.algo, args, p)
 
@@ -187,14 +188,14 @@ class RllibSession:
                 if p.steps >= args.steps or (args.minutes > 0 and time.time() - self.start >= args.minutes * 60):
                     break
                 self.iterate()
-                bar.advance(p.steps)
+                bar.advance(p.steps, lambda: bar_postfix(p.steps, [], p.eval_rows))
         bar.close()
         if self.stop.now:
-            print(f"\ninterrupted: saved {out / CHECKPOINT} (continue with --resume {out}); now evaluating "
-                  "(interrupt again to quit at once)", file=sys.stderr)
+            say(f"interrupted: saved {out / CHECKPOINT} (continue with --resume {out}); now evaluating "
+                "(interrupt again to quit at once)", err=True)
         p.elapsed = time.time() - self.start
         save(self.algo, args, p)
-        self.evaluate("final.npz", args.final_eval_games)
+        self.evaluate("final.npz", args.final_eval_games, "final evaluation")
         summary = {
             "framework": "rllib",
             "env_steps": p.steps,
@@ -202,7 +203,7 @@ class RllibSession:
             "wall_seconds": time.time() - self.start,
             "train_seconds": p.train_seconds,
             "env_steps_per_s": p.steps / max(p.train_seconds, 1e-9),
-            "final": [r for r in p.eval_rows if r["steps"] == p.steps][-2:],
+            "final": [r for r in p.eval_rows if r["steps"] == p.steps][-2:] if args.final_eval_games else [],
             "policy": str(out / "final.npz"),
             "checkpoint": str(out / CHECKPOINT),
             "iterations": p.iterations,
@@ -211,5 +212,8 @@ class RllibSession:
         }
         save(self.algo, args, p)
         write_text(out / "summary.json", json.dumps(summary, indent=2))
-        print(json.dumps(summary, indent=2))
+        for line in end_lines(summary, out, players=args.players, returns=[], resume=(
+                f"bali train --framework rllib --resume {out}"), files=("final.npz", "learning_curve.png", "eval.csv",
+                                                                        "summary.json", CHECKPOINT + "/")):
+            say(line)
         return summary

@@ -6,7 +6,10 @@ run (``run``, ``run_argv``); ``parse_args`` reads a ``bali train`` command line 
 Without ``--out`` every run writes to a new folder ``runs/bali-YYYYmmdd-HHMMSS`` (``-2``, ``-3``,
 ... when two start in the same second), named on stderr; an ``--out`` is claimed exclusively (of
 two runs started into the same new folder, one stops with one line, exit 2, having written
-nothing). Every flag is checked before anything is printed or written (a bad one: exit 2).
+nothing), and an ``--out`` holding a run follows the rule of every output folder
+(``bali_env.files.check_out_folder``): continued with ``--resume OUT`` or replaced with
+``--overwrite``, never silently. Every flag is checked before anything is printed or written (a
+bad one: exit 2).
 
 The learner plays one seat of every game (rotating over the seats); the other seats are
 opponents drawn, per game, from a pool: ``random``, ``greedy``, ``self`` (frozen copies of the
@@ -15,15 +18,21 @@ learner's past policies, a new snapshot every ``--snapshot-every`` steps, the ol
 strong but slow opponent, 1-2 ms a move at 200 sims). ``--opponents random:1,greedy:3,self:1``
 (the default) sets the weights. ``progress.csv`` logs the learner's mean return
 (``train/learner_return``) and its return against each kind of opponent
-(``train/return_vs_greedy``, ``train/return_vs_mcts``, ...). Every
-``--eval-every`` steps the current policy is saved (``checkpoints/``) and evaluated against
-random and greedy with the tournament code (``bali_env.arena``); the win rates go to
-``eval.csv``, TensorBoard (``OUT/tb/``) and ``learning_curve.png``. Training metrics go to
-``progress.csv`` and TensorBoard. The run ends after ``--steps`` env steps or ``--minutes`` of
-wall time, whichever comes first, then saves ``final.zip``, exports the policy as ``final.npz``
-(plays without torch: ``make_agent("ppo:path=OUT/final.npz")``), evaluates it once more and
-writes ``summary.json`` (``env_steps``, ``wall_seconds``, ``train_seconds`` without the
-evaluations, ``env_steps_per_s`` = env_steps / train_seconds, the final evaluation).
+(``train/return_vs_greedy``, ``train/return_vs_mcts``, ...). A fresh run first evaluates its
+starting policy; then every ``--eval-every`` steps (by default min(1e6, ``--steps``/5), and with
+``--minutes`` every fifth of the training time too; 0: never) the current policy is saved
+(``checkpoints/``) and evaluated against random and greedy with the tournament code
+(``bali_env.arena``), each evaluation under a bar of its own; the win rates go to ``eval.csv``,
+TensorBoard (``OUT/tb/``) and ``learning_curve.png``. Training metrics go to ``progress.csv`` and
+TensorBoard; the training bar shows the recent mean return and the latest win rates. The run
+ends after ``--steps`` env steps or ``--minutes`` of wall time, whichever comes first
+(``--minutes`` is the whole run's, the final evaluation included: training stops in time for it),
+then saves ``final.zip``, exports the policy as ``final.npz`` (plays without torch:
+``make_agent("ppo:path=OUT/final.npz")``), evaluates it once more (``--final-eval-games``; 0:
+not) and writes ``summary.json`` (``env_steps``, ``wall_seconds``, ``train_seconds`` without the
+evaluations, ``env_steps_per_s`` = env_steps / train_seconds, the final evaluation and its
+``final_eval_seconds``); its last lines say what it wrote, the key figures, and the ``bali
+tournament`` command that plays the policy.
 
 Interrupt and resume: the first SIGINT or SIGTERM ends the run after its current step; it saves
 ``resume.pt`` at once (the model with its optimizer, the self-play pool, the games in flight, the
@@ -58,11 +67,11 @@ afterwards.
 
 Config (all flags; defaults in brackets): players [2], oracle/demon [off], steps [1e8],
 minutes [0 = no limit], envs [512 games in the batched env], opponents [random:1,greedy:3,self:1],
-mcts-sims [200], pool-size [6], snapshot-every [100k], eval-every [1e6], eval-games [200], final-eval-games
-[1000], eval-workers [1], seed [0], out [a new runs/bali-DATE-TIME], framework [sb3; rllib: ``bali_env.training.rllib``
-with its own flags], trainer [sb3], privileged-critic [off], critic-warmup [0], init [none], features [greedy-v1],
-lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048], epochs [2],
-gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
+mcts-sims [200], pool-size [6], snapshot-every [100k], eval-every [min(1e6, steps/5)], eval-games [200],
+final-eval-games [1000], eval-workers [1], seed [0], out [a new runs/bali-DATE-TIME], framework [sb3; rllib:
+``bali_env.training.rllib`` with its own flags], trainer [sb3], privileged-critic [off], critic-warmup [0],
+init [none], features [greedy-v1], lr [3e-4], net [128,128], activation [relu], n-steps [64], batch-size [2048],
+epochs [2], gamma [0.997], ent-coef [0.01], reward [win_loss; score: the margin over the others / 10],
 torch-threads [2], resume [none]. ``python -m benchmarks.throughput`` measures these defaults against the previous
 configuration (64 games, n-steps 128, minibatch 2048, 4 epochs, 1 torch thread, 256x256 tanh,
 no features) in one run; the README gives the numbers.
@@ -172,7 +181,7 @@ def add_arguments(p: argparse.ArgumentParser, framework: str = "sb3") -> None:
     p.add_argument("--eval-opponents", nargs="+", default=["random", "greedy"], metavar="SPEC",
                    help="the agents every checkpoint is evaluated against (any agent spec)")
     p.add_argument("--eval-minutes", type=float, default=0.0,
-                   help="also evaluate every this many minutes of the run (0: by --eval-every steps only)")
+                   help="also evaluate every this many minutes of the run (0: as --eval-every says)")
     shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers")
     _add_framework(p, FRAMEWORKS, "sb3", "sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own "
                    "flags (bali train --framework rllib --help; needs the rllib extra)")

@@ -5,7 +5,8 @@ by id). The requests that start a game and make a move are declared models (``Ne
 
 Everything a session sends to the browser is built from the human's own observation (the
 session's ``Spectator`` frames): the picture, the legal options with what they cost and give
-(``text.option_text``, as ``bali play`` shows them), the move log with the bots' hidden moves
+(``text.option_text``, as ``bali play`` shows them) and, when there is only one, why
+(``text.only_option_reason``), the move log with the bots' hidden moves
 described as the table saw them, and at the end the result. A bot that raises ends its game with
 a message; the other games and the server go on.
 """
@@ -25,7 +26,7 @@ from bali_env.engine.validate import model_problem
 from bali_env.pictures.frames import frame_parts
 from bali_env.pictures.style import DEFS
 from bali_env.pictures.svg import SVG_CLOSE, SVG_OPEN
-from bali_env.pictures.text import option_text
+from bali_env.pictures.text import only_option_reason, option_text
 
 from ..session import SessionError, SetupError, TableSession
 
@@ -107,16 +108,18 @@ class GameSession:
         self.table.close()
 
     def snapshot(self) -> dict[str, Any]:
-        """What the browser shows: the picture, whose turn, the human's options, the move log,
-        the result. Built from the human's view only."""
+        """What the browser shows: the picture, whose turn, the human's options (and why, when
+        there is only one), the move log, the result. Built from the human's view only."""
         t = self.table
         frame = t.frame
         svg = SVG_OPEN + DEFS + "".join(frame_parts(frame, t.spectator)) + SVG_CLOSE
         q = t.to_move()
+        legal = t.legal()
         out: dict[str, Any] = {
             "id": self.id, "status": t.status, "message": t.message, "svg": svg, "step": frame.step,
             "seat": t.seat, "labels": t.labels, "to_move": q, "your_turn": q == t.seat,
-            "options": [{"action": a, "text": option_text(frame.view, a)} for a in t.legal()],
+            "options": [{"action": a, "text": option_text(frame.view, a)} for a in legal],
+            "only": only_option_reason(frame.view, legal[0]) if len(legal) == 1 else "",
             "log": [{"step": f.step, "text": f.move, "events": list(f.events)} for f in t.frames[1:]],
         }
         if t.status == "over":

@@ -1,8 +1,9 @@
 """A results folder in the browser: ``ResultsFolder`` finds the tournament runs under it (folders
 holding a ``results.json``) and gives each run's index page (``tournament.pages.index_html``),
-its chart and its games' replays (the run's own ``replays/`` pages, or drawn from
-``records/`` on demand). Only those files are served: every path is checked to lie inside the
-folder (``..``, absolute paths and links out are refused), and a record is checked as it loads.
+its chart and its games' replays (the run's own ``replays/`` pages, or drawn from ``records/``
+on demand); every page links back to the play page and the list of runs (``NAV``). Only those
+files are served: every path is checked to lie inside the folder (``..``, absolute paths and
+links out are refused), and a record is checked as it loads.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class ResultsFolder:
                      if (m := _GAME.match(f.stem))} if (path / "records").is_dir() else set()
             links = {g: f"{REPLAYS}/game_{g:05d}.html" for g in games}
             chart = "ratings.png" if (path / "ratings.png").is_file() else None
-            return index_html(results, links, chart, title=f"Bali tournament: {run}")
+            return with_nav(index_html(results, links, chart, title=f"Bali tournament: {run}"))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise GameError(f"cannot read this run's results.json: {exc}", 422) from None
 
@@ -77,7 +78,7 @@ class ResultsFolder:
         path = self.run_dir(run)
         page = path / REPLAYS / f"{game}.html"
         if page.is_file() and page.resolve().is_relative_to(self.root):
-            return page.read_text(encoding="utf-8")
+            return with_nav(page.read_text(encoding="utf-8"))
         record = path / "records" / f"{game}.json"
         if not record.is_file() or not record.resolve().is_relative_to(self.root):
             raise GameError("no such game", 404)
@@ -91,9 +92,21 @@ def _replay_page(path: str, mtime: int) -> str:
     from bali_env.pictures.html import replay_html
 
     try:
-        return replay_html(load_record(path), title=Path(path).name, back="../")
+        return with_nav(replay_html(load_record(path), title=Path(path).name, back="../"))
     except ValueError as exc:
         raise GameError(f"this record cannot be replayed: {exc}", 422) from None
+
+
+#: the links back that every results page of the app carries (a run's page is also a file on its own)
+NAV = ('<nav class="bali-nav" style="background:#23382c;padding:8px 18px;font-size:15px">'
+       '<a href="/" style="color:#fff;margin-right:16px">\u2190 Play (home)</a>'
+       '<a href="/results/" style="color:#d5e3d8">All results</a></nav>')
+
+
+def with_nav(page: str) -> str:
+    """``page`` (a whole HTML page) with ``NAV`` at the top of its body."""
+    head, body, rest = page.partition("<body>")
+    return head + body + NAV + rest if body else NAV + page
 
 
 def runs_page(folder: ResultsFolder) -> str:
@@ -108,8 +121,9 @@ def _page(title: str, body: str) -> str:
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
             "<link rel=\"stylesheet\" href=\"/static/app.css\"><link rel=\"icon\" href=\"data:,\"></head>"
             "<body><header><h1>"
-            f"<a href=\"/\">Bali</a> \u00b7 {escape(title)}</h1></header><main class=\"page\">{body}</main>"
+            f"<a href=\"/\">Bali</a> \u00b7 {escape(title)}</h1><nav><a href=\"/\">Play</a> "
+            f"<a href=\"/results/\">Results</a></nav></header><main class=\"page\">{body}</main>"
             "</body></html>\n")
 
 
-__all__ = ["MAX_DEPTH", "ResultsFolder", "runs_page"]
+__all__ = ["MAX_DEPTH", "NAV", "ResultsFolder", "runs_page", "with_nav"]

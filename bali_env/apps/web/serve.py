@@ -1,11 +1,15 @@
 """``bali serve``: the web app on this machine: play against the bots in the browser, and browse a
 results folder (``--results DIR``). It listens on loopback by default; every option is checked
-before the server starts (a bad one: one line on stderr, exit code 2); Ctrl-C stops it."""
+before the server starts (a bad one: one line on stderr, exit code 2). The port is bound before
+anything is printed, so the URL printed is the one it listens on (``--port 0``: the free port the
+system gave), and a port already taken is one line naming it (exit 2), no URL; Ctrl-C stops it."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import socket
 import sys
 from pathlib import Path
 
@@ -57,6 +61,31 @@ def check(args: argparse.Namespace) -> str | None:
     return None
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (``port`` 0: a free port the system picks; read it
+    with ``getsockname``), not listening yet; OSError when the port is taken (EADDRINUSE) or the
+    address is not this machine's."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a port in TIME_WAIT is free
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url(host: str, port: int) -> str:
+    """The address a browser on this machine opens for a server listening on ``host``:``port``
+    (an unspecified address, 0.0.0.0 or ::, is reached at loopback)."""
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
 def run(args: argparse.Namespace) -> int:
     """``bali serve`` with the options of ``bali``'s parser: check them (one line, exit 2), then
     serve until Ctrl-C; returns the exit code."""
@@ -73,8 +102,17 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in LOOPBACK:
         print(f"bali serve: listening on {args.host}: anyone who can reach this machine can use the app",
               file=sys.stderr)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Bali web app: http://{shown}:{args.port}/" + (" (results: /results/)" if args.results else "")
-          + "  (Ctrl-C to stop)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        taken = exc.errno == errno.EADDRINUSE
+        why = "is taken (another server listens there): choose another --port, or --port 0 for a free one" if taken \
+            else f"cannot be listened on ({exc.strerror or exc})"
+        print(f"bali serve: error: port {args.port} on {args.host} {why}", file=sys.stderr)
+        return 2
+    with sock:
+        sock.listen(2048)  # connections wait from the moment the URL is printed (uvicorn accepts them)
+        print(f"Bali web app: {url(args.host, sock.getsockname()[1])}" + (" (results: /results/)" if args.results
+                                                                          else "") + "  (Ctrl-C to stop)", flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0

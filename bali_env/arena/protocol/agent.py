@@ -25,6 +25,8 @@ from .messages import BotFault, decide_message, end_message, parse_answer, start
 from .process import BotProcess
 
 DEFAULT_MOVE_TIME = 10.0  #: seconds a ``cmd:`` bot has per decision when no clock is set
+AFTER_ILLEGAL = 0.05  #: seconds bali waits after an illegal answer for a line that shows the bot one answer behind
+KEY_SHIFT = 11  #: a decision's 64-bit key is sent as its top 53 bits: an integer every JSON parser reads exactly
 
 
 def parse_command(command: str) -> list[str]:
@@ -100,8 +102,11 @@ class CommandAgent(Agent):
         self.game_time = None if game_time is None else float(game_time)
 
     def set_log(self, path: str | Path | None) -> None:
-        """Append the bot's standard error to ``path`` from its next start."""
+        """Append the bot's standard error to ``path`` from its next start; None: discard it (a
+        tournament without a folder: its faults never quote it, so results do not depend on it).
+        Never set, bali keeps its tail for the faults' messages (``BotProcess.with_stderr``)."""
         self.process.stderr_path = Path(path) if path is not None else None
+        self.process.keep_stderr = False
 
     def start(self) -> str:
         """Start the bot if it is not running (hello exchanged); returns its name."""
@@ -118,9 +123,9 @@ class CommandAgent(Agent):
         self.start()
         try:
             self.process.send(start_message(game))
-        except BotFault:
+        except BotFault as exc:
             self.process.kill()
-            raise
+            raise (self.process.with_stderr(exc) if exc.reason == "crash" else exc) from None
 
     def end_game(self, result: dict[str, Any]) -> None:
         """A game ended (``end`` message); a bot that cannot take it is stopped (not a fault: the
@@ -138,7 +143,8 @@ class CommandAgent(Agent):
         return self._decide(obs[0], masks[0], int(self.rng.integers(2**63)))
 
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """One decision per row, each message carrying its row's key (a bot that draws its
+        """One decision per row, each message carrying its row's key (its top 53 bits,
+        ``KEY_SHIFT``: exact in any JSON parser; a bot that draws its
         randomness from it plays the same games whatever the worker or batch)."""
         obs, masks = _checked(observations, action_masks)
         return np.array([self._decide(o, m, int(k)) for o, m, k in zip(obs, masks, keys, strict=True)],
@@ -156,14 +162,20 @@ class CommandAgent(Agent):
         try:
             self.start()
             message = decide_message(observation, mask, self._game, self._decisions, left, self.process.fields)
-            message["key"] = key
+            message["key"] = (key % 2**64) >> KEY_SHIFT
             started = time.monotonic()
             raw = self.process.request(message, budget)
             self._used += time.monotonic() - started
-            action = parse_answer(raw, mask)
-        except BotFault:
+            try:
+                action = parse_answer(raw, mask)
+            except BotFault as exc:  # an illegal answer followed by another line: it answered unasked before
+                if exc.reason == "illegal":
+                    self.process.expect_quiet(AFTER_ILLEGAL, after=raw)
+                raise
+            self.process.expect_quiet(after=raw)  # a second line with the answer: a fault now, not the next answer
+        except BotFault as exc:
             self.process.kill()
-            raise
+            raise (self.process.with_stderr(exc) if exc.reason == "crash" else exc) from None
         self._decisions += 1
         return action
 
@@ -176,4 +188,4 @@ class CommandAgent(Agent):
             self.process.kill()
 
 
-__all__ = ["DEFAULT_MOVE_TIME", "CommandAgent", "parse_command"]
+__all__ = ["DEFAULT_MOVE_TIME", "KEY_SHIFT", "CommandAgent", "parse_command"]

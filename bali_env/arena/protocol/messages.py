@@ -11,7 +11,9 @@ What a bot may answer is declared as pydantic models: ``BotHello`` (its hello) a
 ``parse_answer`` read a line with them and turn a fault into a ``BotFault`` saying what is wrong.
 The messages bali sends are built here as plain dicts, not models: ``decide_message`` runs for
 every decision (a model would cost time there and check nothing bali did not build itself), and
-``start``/``end`` pass on their caller's keys in the caller's order, byte for byte.
+``start``/``end`` pass on their caller's keys in the caller's order, byte for byte. ``schema.py``
+declares them as strict models (the JSON Schema is generated from those), and the tests read
+real messages with them. Counts by card or category name every card or category, zeros included.
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ QUIT = {"type": "quit"}  #: the last message: the bot exits
 
 
 def _cards(row: np.ndarray) -> dict[str, int]:
-    return {CARD_KEYS[k]: int(row[k]) for k in range(N_CARD_TYPES) if row[k]}
+    """Counts by card, every card named (zeros too, as ``supply`` names every category)."""
+    return {CARD_KEYS[k]: int(row[k]) for k in range(len(row))}
 
 
 def _categories(row: np.ndarray) -> dict[str, int]:
@@ -79,20 +82,21 @@ def view_dict(view: ObservationView) -> dict[str, Any]:
     seats = []
     for r in range(view.num_players):
         seats.append({
-            "hand": _cards(view.hands[r]), "tableau": _cards(view.tableaus[r]),
+            "hand": _cards(view.hands[r][:N_CARD_TYPES]), "tableau": _cards(view.tableaus[r][:N_CARD_TYPES]),
             "stones": int(view.stones[r]), "vp": int(view.vp_tokens[r]),
             "offerings_min": _categories(view.offerings_min[r]), "offerings_max": _categories(view.offerings_max[r]),
             "offerings_total": int(view.offerings_total[r]),
         })
     scoring = None
     if view.scored_type >= 0:
-        scoring = {"card": CARD_KEYS[view.scored_type], "amount": view.scoring_amount, "bonus": view.scoring_bonus}
+        scoring = {"card": CARD_KEYS[view.scored_type], "amount": int(view.scoring_amount),
+                   "bonus": bool(view.scoring_bonus)}
     return {
         "decision": view.decision, "decision_text": DECISION_TEXT[view.decision],
         "num_players": view.num_players, "oracle": view.oracle, "demon": view.demon,
         "active": view.active, "to_move": view.to_move, "seats": seats,
         "supply": _categories(view.supply), "deck_size": view.deck_size,
-        "deck_cards": {CARD_KEYS[k]: int(v) for k, v in enumerate(view.deck_cards) if v},
+        "deck_cards": _cards(view.deck_cards),
         "market": [[CARD_KEYS[c] for c in column] for column in view.market],
         "demon_column": None if view.demon_column < 0 else view.demon_column,
         "altar": {"size": view.altar_size, "known": _categories(view.altar_known), "unknown": view.altar_unknown,

@@ -9,6 +9,7 @@
   const slider = document.getElementById("slider");
   const counter = document.getElementById("counter");
   const announce = document.getElementById("announce");
+  const scoring = document.getElementById("scoring");
   const playButton = document.getElementById("play");
   const speed = document.getElementById("speed");
   const logItems = new Map();
@@ -31,6 +32,8 @@
     if (entry && entry.events.length) lines.push(...entry.events);
     if (step === last && data.result) lines.push(data.result);
     announce.textContent = lines.join("  \u00b7  ");
+    scoring.textContent = data.scoring || "";
+    scoring.hidden = step !== last || !data.scoring;
     for (const [k, button] of logItems) button.classList.toggle("current", k === step);
     const current = logItems.get(step);
     if (current) current.scrollIntoView({ block: "nearest" });

@@ -14,7 +14,9 @@ choice (``tests/scenario.py``), and per row:
 - ``keys`` / ``keyed_choice`` / ``other_keyed_choice``: ``act_batch_keyed(obs, masks, keys)`` of
   ``GreedyAgent(seed=0)`` and ``GreedyAgent(seed=0, **OTHER)`` (what tournaments call);
 - ``tournament_*``: the actions of a few ``bali_env.arena.play_games`` games (greedy against
-  random, see ``TOURNAMENTS``), concatenated, with each game's length.
+  random, see ``TOURNAMENTS``), concatenated, with each game's length. Re-recorded alone when
+  tournaments began to deal game k from ``deal_seed(seed, k)`` instead of ``seed + k`` (the
+  other arrays kept), after checking that the old deals still gave the recorded actions.
 
 The file was recorded from a checkout of that commit (the Python scorer no longer exists)::
 

@@ -99,13 +99,16 @@
       return item;
     }));
     $("choices-title").hidden = !state.your_turn;
+    $("only").hidden = !(state.your_turn && state.only);
+    $("only").textContent = state.only ? "Only one option: " + state.only + "." : "";
     const waiting = $("waiting");
     waiting.hidden = state.your_turn || state.status !== "playing";
     if (state.status === "playing" && !state.your_turn) {
       waiting.textContent = state.labels[state.to_move] + " is thinking\u2026";
     }
     $("status").textContent = state.status === "playing"
-      ? (state.your_turn ? "Your move: choose one of the options on the right (or press its number)."
+      ? (state.your_turn ? (state.options.length === 1 ? "Your move: only one option is legal (the options say why)."
+                                                       : "Your move: choose one of the options (or press its number).")
                          : "Waiting for " + state.labels[state.to_move] + ".")
       : (state.status === "failed" ? state.message : "The game is over.");
     $("end").hidden = state.status === "playing";
@@ -150,6 +153,8 @@
   $("new-game").addEventListener("click", () => {
     clearTimeout(timer);
     game = null;
+    $("board").replaceChildren();
+    $("options").replaceChildren();
     $("game").hidden = true;
     $("setup").hidden = false;
   });
