@@ -72,3 +72,17 @@ def test_compile_share_says_each_part_ready():
     said = []
     compile_share(["random", "random"], 2, False, False, 0, 1, said.append)
     assert said == ["the game", "random"]
+
+
+def test_the_notice_stops_when_every_worker_is_past_the_barrier(capsys):
+    """A worker's messages arrive in order, but not in order with another's: a part said ready by
+    worker 0 after worker 1 passed the barrier is still shown, and the bar opens once, at the end."""
+    from bali_env.arena.workers import _take
+
+    notice, opened, ready = CompileNotice(parts=2), [], (set(), 2)
+    for message in [("compiling", 0, 1), ("part", 1, "greedy"), ("ready", 1, None), ("part", 0, "the game"),
+                    ("ready", 0, None)]:
+        _take(message, set(), lambda recs: None, notice, lambda: opened.append(1), ready)
+        assert opened == ([1] if message == ("ready", 0, None) else [])
+    err = capsys.readouterr().err
+    assert "  ready: greedy (1/2" in err and "  ready: the game (2/2 parts ready" in err

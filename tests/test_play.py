@@ -380,4 +380,3 @@ def test_turn_summaries_name_the_scored_type_and_what_everyone_received() -> Non
                     assert gained[q] >= tableaus[q]  # one per stonecutter (+1 majority bonus)
             lines.append(line)
     assert lines
-

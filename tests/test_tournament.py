@@ -851,7 +851,7 @@ def test_the_compile_notice_is_said_once_and_only_when_kernels_compile(tmp_path,
     assert ready[-1].split(" (")[1].startswith(f"{len(ready)}/{len(ready)} parts ready")
     err = first.stderr
     assert err.index("compiling the game kernels") < err.index("  ready: ") < err.index("tournament:")
-    again = _bali(args, tmp_path, cache=tmp_path / "cache", timeout=600)
+    again = _bali([*args, "--overwrite"], tmp_path, cache=tmp_path / "cache", timeout=600)
     assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
 
 

@@ -297,6 +297,7 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
         procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled, parts),
                                  name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
+    ready: tuple[set[int], int] = (set(), workers)  # the workers past the compile barrier
     try:
         with _children_environment(interpreted):
             for p in procs:
@@ -309,7 +310,7 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
                 message = messages.get(timeout=0.2)
             except queue_module.Empty:
                 continue
-            _take(message, done, on_games, notice, on_ready)
+            _take(message, done, on_games, notice, on_ready, ready)
         for p in procs:
             p.join()
     finally:
@@ -317,10 +318,13 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
 
 
 def _take(message: tuple[str, int, Any], done: set[int], on_games: Callable[[list[dict[str, Any]]], None],
-          notice: CompileNotice | None, on_ready: Callable[[], None] | None = None) -> None:
+          notice: CompileNotice | None, on_ready: Callable[[], None] | None = None,
+          ready: tuple[set[int], int] | None = None) -> None:
     """One message of a worker: it compiles (show the notice, with its count of kernels), a part
-    of the kernels is ready, every part is (stop the notice: ``on_ready``), finished games (stop
-    the notice, hand them on), it is done, or it failed (RuntimeError with its traceback)."""
+    of the kernels is ready, the worker passed the barrier (``ready``: the workers that did, of
+    how many; when all did, stop the notice and call ``on_ready``: each worker's messages arrive
+    in order, so every part said ready has been said by then), finished games (stop the notice,
+    hand them on), it is done, or it failed (RuntimeError with its traceback)."""
     kind, w, payload = message
     if kind == "compiling":
         if notice is not None:
@@ -329,6 +333,8 @@ def _take(message: tuple[str, int, Any], done: set[int], on_games: Callable[[lis
     elif kind == "part":
         if notice is not None:
             notice.part_ready(payload)
+    elif kind == "ready" and ready is not None and len(ready[0] | {w}) < ready[1]:
+        ready[0].add(w)
     elif kind in ("ready", "games"):
         if notice is not None:
             notice.stop()
