@@ -109,6 +109,17 @@ class PolicySearchAgent(Agent):
 
     def search(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray, policy: ExportedPolicy) -> np.ndarray:
         """The root visits per action ([N, N_ACTIONS]) of one search per checked row."""
+        return self.search_root(obs, masks, keys, policy)["visits"]
+
+    def search_root(self, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray, policy: ExportedPolicy,
+                    noise: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
+        """One search per checked row, and what its root learned: ``visits`` per action
+        ([N, N_ACTIONS] int64), ``q`` (the mean win share the root's seat found under each action,
+        NaN where unvisited), ``prior`` (the network's probabilities over the legal actions) and
+        ``value`` (the network's win share for the root's seat, [N]). With ``noise = (alpha,
+        eps)`` the root's priors are mixed with Dirichlet(alpha) noise over the legal actions,
+        ``(1 - eps) * prior + eps * noise``, AlphaZero's exploration in self-play (drawn from
+        each row's key, so a row's search still depends on its key only)."""
         trees, per = len(obs), self.leaves
         players = MIN_PLAYERS + int(np.argmax(obs[0, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS]))
         cap = -(-self.sims // per) * per + 2  # at most one new node a descent, and the root
@@ -128,7 +139,7 @@ class PolicySearchAgent(Agent):
         streams = np.array([_stream_state(int(k)) for k in keys], dtype=np.uint64)
         roots = np.ascontiguousarray(obs, dtype=np.float32)
         K.puct_reset(child, visits, value, prior_v, expanded, n_nodes)
-        for used in [trees] + [trees * per] * (-(-self.sims // per)):  # the roots alone, then full rounds
+        for k, used in enumerate([trees] + [trees * per] * (-(-self.sims // per))):  # the roots, then full rounds
             K.puct_descend(roots, streams, self.c, child, visits, value, mover, logits, prior_v, expanded, n_nodes,
                            states[:used], paths[:used], depths[:used], leaf_obs[:used], leaf_masks[:used])
             rows = np.flatnonzero(depths[:used] >= 0)
@@ -137,6 +148,29 @@ class PolicySearchAgent(Agent):
             x = policy.input(leaf_obs[rows], leaf_masks[rows], checked=True)
             K.puct_expand(rows, policy.forward(x), policy.seat_values(x, players).astype(np.float64), states[:used],
                           paths[:used], depths[:used], logits, prior_v, expanded, value, mover)
+            if k == 0:
+                legal = masks > 0
+                prior = np.where(legal, logits[:, 0, :], 0.0).astype(np.float64)
+                prior /= prior.sum(axis=1, keepdims=True)
+                root_value = prior_v[:, 0].copy()
+                if noise is not None:
+                    logits[:, 0, :] = np.where(legal, root_noise(prior, legal, keys, *noise), 1e-30)
         out = np.zeros((trees, N_ACTIONS), dtype=np.int64)
         K.root_visits(child, visits, np.ascontiguousarray(masks), out)
-        return out
+        kids = child[:, 0, :]
+        n = np.where(kids >= 0, np.take_along_axis(visits, np.maximum(kids, 0), axis=1), 0)
+        w = np.where(kids >= 0, np.take_along_axis(value, np.maximum(kids, 0), axis=1), 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q = np.where((n > 0) & (masks > 0), w / n, np.nan)
+        return {"visits": out, "q": q, "prior": prior, "value": root_value}
+
+
+def root_noise(prior: np.ndarray, legal: np.ndarray, keys: np.ndarray, alpha: float, eps: float) -> np.ndarray:
+    """Each row's prior mixed with Dirichlet(``alpha``) noise over its legal actions (drawn from
+    a generator seeded by the row's key): ``(1 - eps) * prior + eps * noise``."""
+    out = prior.copy()
+    for i, key in enumerate(keys):
+        acts = np.flatnonzero(legal[i])
+        eta = np.random.default_rng([int(key), 1]).dirichlet(np.full(len(acts), float(alpha)))
+        out[i, acts] = (1.0 - eps) * prior[i, acts] + eps * eta
+    return out

@@ -263,6 +263,7 @@ def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
     from bali_env.apps.web import serve
     from bali_env.bench import run as bench
     from bali_env.training import distil, exploit, train, value
+    from bali_env.training.alphazero import command as az
 
     argv = list(argv or [])
     framework = train.framework(argv[1:]) if argv[:1] == ["train"] else "sb3"
@@ -282,6 +283,8 @@ def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
                              value.parents, value.add_arguments, value.run),
         "distil": Command("fit an exported policy to what ppo+search plays from its positions (train extra)",
                           distil.parents, distil.add_arguments, distil.run),
+        "az": Command("AlphaZero: generations of self-play with search, training and a gate (train extra)",
+                      az.parents, az.add_arguments, az.run),
         "bench": Command("speed benchmarks vs PettingZoo/OpenSpiel anchors", bench.parents, bench.add_arguments,
                          bench.run),
         "demo": Command("play seeded random games", _demo_parents, _demo_arguments, _demo),

@@ -249,7 +249,7 @@ def run_tournament(
         "games": total,
         "cycle_length": cycle_length(len(specs), n),
         "seed": seed,
-        "game_seeds": f"game k is dealt from seed {seed} + k",
+        "game_seeds": f"game k is dealt from deal_seed({seed}, k)",
         "workers": workers,
         "batch_size": int(batch_size),
         "backend": backend,

@@ -100,9 +100,10 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
         w.writerows(rows)
 
 
-def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str | None = None) -> None:
-    """Learning curve: evaluation win rate (with 95% CI) against each opponent vs env steps
-    (written to a temporary file, then moved into place)."""
+def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str | None = None,
+               xlabel: str = "learner env steps") -> None:
+    """Learning curve: evaluation win rate (with 95% CI) against each opponent vs the rows'
+    ``steps`` (env steps, or what ``xlabel`` names; written to a temporary file, then moved into place)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,7 +120,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str 
         ax.fill_between(x, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts], color=color, alpha=0.15)
     ax.axhline(1 / players, color="gray", ls=":", label=f"chance ({1 / players:.0%})")
     ax.set_ylim(0, 1)
-    ax.set_xlabel("learner env steps")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("win rate (95% CI)")
     ax.set_title(title or f"MaskablePPO on Bali, {players} players")
     ax.grid(alpha=0.3)

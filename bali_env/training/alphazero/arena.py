@@ -1,0 +1,75 @@
+"""The matches a run plays with the tournament code: the gate, and the yardsticks of the curve.
+
+- ``gate``: the new network alone (the ``ppo`` agent on its ``.npz``) against the best so far
+  alone, ``games`` seat-rotated games (in 3 and 4 players against ``players - 1`` copies of the
+  best). The new one replaces the best when its win rate reaches ``margin`` times a fair share
+  (``margin / players``: 55% in 2 players and 27.5% in 4 with the default 1.1, AlphaGo Zero's
+  55%); the result, its 95% Wilson interval and the decision are logged.
+- ``yardsticks``: the best network alone against fixed agents (``greedy``, ``mcts``, the shipped
+  ``ppo``), each in ``players - 1`` seats, for the learning curve by generation.
+
+Each match is dealt from its own seed (``loop.seed_for``), never from the kept figures' seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def match(lineup: list[str], players: int, games: int, seed: int, workers: int,
+          progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
+    """The first agent of ``lineup``'s win rate over ``games`` seat-rotated games (``games``,
+    ``win_rate``, ``ci_low``, ``ci_high``)."""
+    from bali_env.arena import run_tournament
+
+    res = run_tournament(lineup, num_players=players, games=games, seed=seed, workers=workers, out_dir=None,
+                         progress=progress)
+    first = res.participants[0]
+    low, high = first["win_rate_ci95"]
+    return {"games": int(first["games"]), "win_rate": float(first["win_rate"]), "ci_low": float(low),
+            "ci_high": float(high)}
+
+
+def gate(candidate: Path, best: Path, players: int, games: int, margin: float, seed: int, workers: int,
+         progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
+    """The gate's match and decision: ``match``'s figures, ``needed`` (``margin / players``) and
+    ``accepted``."""
+    lineup = [f"ppo:path={candidate}"] + [f"ppo:path={best}"] * (players - 1)
+    result = match(lineup, players, games, seed, workers, progress)
+    return {**result, **decide(result["win_rate"], players, margin)}
+
+
+def decide(win_rate: float, players: int, margin: float) -> dict[str, Any]:
+    """Whether a new network with ``win_rate`` against the best replaces it: the share it needed
+    (``margin / players``) and the answer."""
+    needed = margin / players
+    return {"needed": needed, "accepted": bool(win_rate >= needed)}
+
+
+def yardstick_spec(name: str, players: int) -> str | None:
+    """The agent spec a yardstick name stands for (``ppo``: the shipped policy for ``players``,
+    None when there is none), else the name itself (any agent spec)."""
+    if name == "ppo":
+        from bali_env.agents.ppo import shipped_policy
+
+        return f"ppo:path={shipped_policy(players)}" if shipped_policy(players).is_file() else None
+    return name
+
+
+def yardsticks(policy: Path, names: list[str], players: int, games: int, seed: int, workers: int,
+               progress: bool | Callable[[int], None] = False) -> list[dict[str, Any]]:
+    """``policy`` alone against each yardstick in ``players - 1`` seats (``match``'s figures
+    with ``opponent``); a yardstick without an agent for this player count is left out."""
+    rows = []
+    for i, name in enumerate(names):
+        spec = yardstick_spec(name, players)
+        if spec is None:
+            continue
+        result = match([f"ppo:path={policy}"] + [spec] * (players - 1), players, games, seed + i, workers, progress)
+        rows.append({"opponent": name, **result})
+    return rows
+
+
+__all__ = ["decide", "gate", "match", "yardstick_spec", "yardsticks"]

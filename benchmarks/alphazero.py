@@ -1,0 +1,95 @@
+"""What a generation of ``bali az`` costs on this machine: self-play on 1 and on 2 worker
+processes (the same chunks, so the same rows), training, the gate.
+
+``python -m benchmarks.alphazero [--players 2] [--games 64] [--out docs/results/az/cost-2p.json]``
+plays ``--games`` self-play games of the shipped policy with ``bali az``'s default settings
+(the search's ``sims`` and ``leaves``, the root noise, the target) in chunks of ``chunk`` games, first in this process (its search on every
+Numba thread), then on 1 and on 2 local worker processes (one thread each), times ``train_steps``
+training steps on the rows and a gate of ``gate_games`` games, prints each, and writes them as
+JSON (a temporary file moved into place). Run it on a quiet machine: it is a timing. Numba's
+kernels are compiled before anything is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+
+def measure(players: int, games: int, seed: int = 0) -> dict[str, Any]:
+    """The seconds of each part of one generation (and the rows it made)."""
+    import numpy as np
+
+    from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+    from bali_env.training.alphazero import arena
+    from bali_env.training.alphazero.learn import Learner
+    from bali_env.training.alphazero.loop import Config, selfplay_job
+    from bali_env.training.alphazero.selfplay import merge, play_chunk
+    from bali_env.training.alphazero.workers import Pool, chunks_of
+
+    cfg = Config(players=players, games=games)
+    policy = ExportedPolicy(shipped_policy(players))
+    job = selfplay_job(cfg, policy, seed)
+    play_chunk(job, [0])  # compile (or load) the kernels
+    chunks = chunks_of(games, cfg.chunk)
+    out: dict[str, Any] = {"players": players, "games": games, "sims": cfg.sims, "leaves": cfg.leaves,
+                           "noise": [cfg.noise_alpha, cfg.noise_eps], "target": cfg.target,
+                           "chunk": cfg.chunk, "train_steps": cfg.train_steps, "batch": cfg.batch}
+    rows: dict[str, Any] = {}
+    for label, workers, in_process in (("in_process", 1, True), ("workers_1", 1, False), ("workers_2", 2, False)):
+        parts: dict[int, Any] = {}
+        with Pool(workers) as pool:
+            if not in_process:  # start the workers (spawn, imports, cached kernels) before timing
+                pool._play_local(job, {0: [0]}, lambda i, r: None)
+            t = time.perf_counter()
+            if in_process:
+                pool.play(job, chunks, parts.__setitem__)
+            else:
+                pool._play_local(job, chunks, parts.__setitem__)
+            out[f"selfplay_s_{label}"] = time.perf_counter() - t
+        merged = merge([parts[i] for i in sorted(parts)])
+        if rows:
+            assert all(np.array_equal(rows[k], merged[k]) for k in rows), "the same chunks gave other rows"
+        rows = merged
+        print(f"self-play, {label.replace('_', ' ')}: {games} games in {out[f'selfplay_s_{label}']:.1f} s", flush=True)
+    out["positions"] = int(len(rows["game"]))
+    out["speedup_2_workers"] = out["selfplay_s_workers_1"] / out["selfplay_s_workers_2"]
+    import torch
+
+    torch.set_num_threads(cfg.torch_threads)
+    learner = Learner.from_policy(policy, cfg.lr)
+    t = time.perf_counter()
+    learner.train(rows, cfg.train_steps, cfg.batch, seed)
+    out["train_s"] = time.perf_counter() - t
+    print(f"training: {cfg.train_steps} steps of {cfg.batch} rows in {out['train_s']:.1f} s", flush=True)
+    t = time.perf_counter()
+    arena.gate(shipped_policy(players), shipped_policy(players), players, cfg.gate_games, cfg.gate_margin, seed,
+               workers=2)
+    out["gate_s"] = time.perf_counter() - t
+    print(f"gate: {cfg.gate_games} games in {out['gate_s']:.1f} s", flush=True)
+    print(f"{out['positions']:,} positions; 2 workers {out['speedup_2_workers']:.2f}x 1 worker", flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print, write the JSON."""
+    from bali_env.engine import flags
+
+    p = flags.Parser(prog="python -m benchmarks.alphazero", description=__doc__.split("\n\n")[0],
+                     parents=[flags.players(2), flags.games(64, "self-play games timed"),
+                              flags.out("where to write the JSON (default: print only)")])
+    args = p.parse_args(argv)
+    result = measure(args.players, args.games)
+    if args.out is not None:
+        from bali_env.files import write_text
+
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(args.out, json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

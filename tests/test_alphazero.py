@@ -1,0 +1,321 @@
+"""``bali az`` (``bali_env.training.alphazero``): the targets are the games' own decisions, visit
+shares and final shares; a chunk plays the same alone or with others; the buffer keeps its
+window; the gate takes the stronger network and not the weaker; a run stopped in the middle and
+resumed ends bit for bit as one that was not stopped; local workers, the in-process run and Ray
+give the same run; bad flags are one line (exit 2)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bali_env
+from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+from bali_env.apps.cli import main as cli_main
+from bali_env.arena.schedule import deal_seed
+from bali_env.training.alphazero import arena, buffer
+from bali_env.training.alphazero.learn import Learner
+from bali_env.training.alphazero.loop import Config, Run
+from bali_env.training.alphazero.selfplay import job_for, play_chunk, targets
+from bali_env.training.alphazero.workers import Pool
+
+torch = pytest.importorskip("torch")
+
+TINY = {"games": 4, "sims": 8, "leaves": 4, "train_steps": 3, "batch": 32, "gate_games": 2, "eval_every": 1,
+        "eval_games": 2, "yardsticks": ["greedy"], "chunk": 2, "workers": 1}
+
+
+@pytest.fixture(scope="module")
+def chunk():
+    job = job_for(ExportedPolicy(shipped_policy(2)), 2, seed=11, sims=8, c=1.5, leaves=4, temp_moves=6)
+    return job, play_chunk(job, [0, 1, 2])
+
+
+def test_targets_replay_as_the_games_that_were_played(chunk):
+    """Each game, dealt again from deal_seed(seed, k) in the AEC env and played with the kept
+    moves (forced moves where there is no row), shows the kept legal actions at every kept
+    decision, and its winners are the value rows (the deciding seat first, then turn order); the
+    policy rows are distributions over the legal actions."""
+    job, rows = chunk
+    assert np.allclose(rows["policy"].sum(axis=1), 1.0)
+    assert not (rows["policy"][rows["action_mask"] == 0] > 0).any()
+    assert (rows["action_mask"].sum(axis=1) > 1).all()
+    for k in range(3):
+        mine = np.flatnonzero(rows["game"] == k)
+        env = bali_env.raw_env(num_players=2)
+        env.reset(seed=deal_seed(job["seed"], k))
+        seats, i = [], 0
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            mask = env.observe(agent)["action_mask"]
+            if mask.sum() > 1:
+                np.testing.assert_array_equal(mask, rows["action_mask"][mine[i]])
+                seats.append(env.agents.index(agent))
+                env.step(int(rows["action"][mine[i]]))
+                i += 1
+            else:
+                env.step(int(np.argmax(mask)))
+        assert i == len(mine)
+        won = np.array([env.rewards[a] > 0 for a in env.possible_agents], dtype=np.float32)
+        shares = won / won.sum()
+        for row, seat in zip(mine, seats, strict=True):
+            np.testing.assert_array_equal(rows["value"][row], np.roll(shares, -seat))
+
+
+def test_targets_rotate_the_shares_to_the_deciding_seat():
+    kept = {"input": [np.zeros((3, 5), np.float32)], "action_mask": [np.ones((3, 44), np.int8)],
+            "policy": [np.full((3, 44), 1 / 44, np.float32)], "seat": [np.array([0, 2, 3])],
+            "slot": [np.array([0, 0, 1])], "action": [np.array([1, 2, 3])]}
+    shares = np.array([[0, 0, 1, 0], [0.5, 0, 0, 0.5]], np.float32)
+    out = targets(kept, shares, np.array([7, 9]), 4, 5)
+    np.testing.assert_array_equal(out["value"], [[0, 0, 1, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0]])
+    np.testing.assert_array_equal(out["game"], [7, 7, 9])
+
+
+def test_a_chunk_plays_its_games_as_they_play_alone(chunk):
+    job, rows = chunk
+    alone = play_chunk(job, [2])
+    for name, array in alone.items():
+        np.testing.assert_array_equal(array, rows[name][rows["game"] == 2], err_msg=name)
+
+
+def test_the_buffer_keeps_the_last_window_of_generations(tmp_path):
+    def rows(g):
+        return {"game": np.full(g, g, np.int64)}
+
+    for g in (1, 2, 3):
+        buffer.save(buffer.chunk_file(tmp_path, g, 0), rows(g))
+        buffer.finish_generation(tmp_path, g, rows(g))
+        assert not (tmp_path / "buffer" / f"gen_{g:04d}").exists()
+    np.testing.assert_array_equal(buffer.window(tmp_path, 3, 2)["game"], [2, 2, 3, 3, 3])
+    buffer.prune(tmp_path, 3, 2)
+    assert sorted(p.name for p in (tmp_path / "buffer").iterdir()) == ["gen_0003.npz"]
+    with pytest.raises(FileNotFoundError):
+        buffer.window(tmp_path, 1, 1)
+
+
+def test_the_gate_decides_on_margin_over_a_fair_share():
+    assert arena.decide(0.55, 2, 1.1)["accepted"] and not arena.decide(0.549, 2, 1.1)["accepted"]
+    assert arena.decide(0.275, 4, 1.1) == {"needed": pytest.approx(0.275), "accepted": True}
+    assert not arena.decide(0.27, 4, 1.1)["accepted"]
+
+
+def test_the_gate_takes_the_stronger_network_and_not_the_weaker(tmp_path):
+    """The shipped policy against an untrained network of the same shape: it passes the gate,
+    and the untrained one does not pass against it."""
+    weak = Learner.scratch(2, 1e-3, seed=0).policy()
+    from bali_env.agents.ppo import write_policy
+
+    weights, meta = weak.arrays()
+    write_policy(weights, meta, tmp_path / "weak.npz", value=weak.value_arrays())
+    strong = shipped_policy(2)
+    up = arena.gate(strong, tmp_path / "weak.npz", 2, 20, 1.1, seed=3, workers=1)
+    down = arena.gate(tmp_path / "weak.npz", strong, 2, 20, 1.1, seed=3, workers=1)
+    assert up["accepted"] and up["win_rate"] >= 0.8
+    assert not down["accepted"] and down["win_rate"] <= 0.2
+    assert down["ci_low"] <= down["win_rate"] <= down["ci_high"]
+
+
+def test_the_learner_exports_what_it_loaded_and_learns_the_targets(chunk):
+    _, rows = chunk
+    policy = ExportedPolicy(shipped_policy(2))
+    learner = Learner.from_policy(policy, lr=1e-3)
+    again = learner.policy()
+    x = rows["input"][:50]
+    np.testing.assert_allclose(again.forward(x), policy.forward(x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(again.seat_values(x, 2), policy.seat_values(x, 2), rtol=1e-5, atol=1e-6)
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.items()}
+    before = [v.item() for v in learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])]
+    learner.train(rows, steps=60, batch=128, seed=0)
+    after = [v.item() for v in learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])]
+    assert after[0] < before[0] and after[1] < before[1]
+
+
+def _fingerprint(folder: Path) -> dict:
+    """What a run computed (not its timings): networks, learner weights, gate and curve results,
+    the buffer, the losses."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        if path.suffix == ".npz":
+            with np.load(path) as data:
+                out[rel] = {k: data[k].tobytes() for k in data.files}
+        elif path.suffix == ".pt":
+            saved = torch.load(path, weights_only=True)
+            out[rel] = {k: v.numpy().tobytes() for part in ("actor", "value") for k, v in saved[part].items()}
+        elif path.suffix == ".json" and rel != "config.json":
+            out[rel] = json.loads(path.read_text())
+        elif path.name == "generations.csv":
+            out[rel] = [{k: v for k, v in r.items() if not k.endswith("_s")} for r in csv.DictReader(path.open())]
+    return out
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """Two generations of a tiny run, not stopped."""
+    folder = tmp_path_factory.mktemp("az") / "straight"
+    Run(folder, Config(generations=2, **TINY)).run()
+    return _fingerprint(folder)
+
+
+def test_a_run_stopped_in_the_middle_and_resumed_is_the_run_not_stopped(straight, tmp_path, monkeypatch):
+    """Stopped after the first chunk of generation 2's self-play, then resumed: every network,
+    learner state, buffer file, gate and curve result is the same, bit for bit."""
+    folder = tmp_path / "stopped"
+    Run(folder, Config(generations=1, **TINY)).run()
+    play = Pool.play
+
+    def one_chunk_then_stop(self, job, chunks, on_chunk):
+        first = dict(list(chunks.items())[:1])
+        play(self, job, first, on_chunk)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Pool, "play", one_chunk_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        Run(folder, Config(generations=2, **TINY)).run()
+    assert len(list((folder / "buffer" / "gen_0002").glob("chunk_*.npz"))) == 1
+    monkeypatch.setattr(Pool, "play", play)
+    Run(folder, Config(generations=2, **TINY)).run()
+    assert _fingerprint(folder) == straight
+    assert json.loads((folder / "state.json").read_text())["generation"] == 2
+
+
+def test_local_workers_give_the_run_of_one_process(straight, tmp_path):
+    folder = tmp_path / "two"
+    Run(folder, Config(generations=2, **{**TINY, "workers": 2})).run()
+    assert _fingerprint(folder) == straight
+
+
+@pytest.mark.slow
+def test_ray_gives_the_run_of_one_process(straight, tmp_path):
+    pytest.importorskip("ray")
+    folder = tmp_path / "ray"
+    Run(folder, Config(generations=2, **{**TINY, "workers": 2, "backend": "ray"})).run()
+    assert _fingerprint(folder) == straight
+
+
+def test_bali_az_runs_resumes_and_says_how_to_play(tmp_path, capsys):
+    out = tmp_path / "run"
+    tiny = ["--games", "2", "--sims", "4", "--leaves", "2", "--train-steps", "2", "--batch", "16", "--gate-games",
+            "2", "--eval-every", "0", "--chunk", "2", "--workers", "1", "--no-progress"]
+    assert cli_main(["az", "--generations", "1", "--out", str(out), *tiny]) == 0
+    said = capsys.readouterr().out
+    assert f"ppo:path={out / 'best.npz'}" in said and f"bali az --resume {out}" in said
+    assert ExportedPolicy(out / "best.npz").value_weights is not None
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["az", "--generations", "1", "--out", str(out), *tiny])
+    assert exc.value.code == 2 and "--overwrite" in capsys.readouterr().err
+    assert cli_main(["az", "--resume", str(out), "--generations", "2", "--no-progress"]) == 0
+    assert json.loads((out / "state.json").read_text())["generation"] == 2
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["games"] == 2 and saved["workers"] == 1  # the saved settings, not the defaults
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--sims", "0"], "--sims must be at least 1"),
+    (["--players", "3"], "no policy is shipped for 3 players"),
+    (["--init", "nope.npz"], "--init: no exported policy"),
+    (["--lr", "2"], "--lr must be in (0, 1)"),
+    (["--yardsticks", "greedy,nobody"], "--yardsticks"),
+    (["--resume", "nowhere"], "no readable config.json"),
+])
+def test_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch, argv, says):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["az", "--out", str(tmp_path / "run"), *argv] if "--resume" not in argv else ["az", *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_the_generation_benchmark_prints_and_writes_what_it_measured(tmp_path, capsys):
+    from benchmarks import alphazero as bench
+
+    assert bench.main(["--games", "2", "--out", str(tmp_path / "cost.json")]) == 0
+    said = capsys.readouterr().out
+    cost = json.loads((tmp_path / "cost.json").read_text())
+    assert cost["positions"] > 0 and cost["games"] == 2
+    for key in ("selfplay_s_in_process", "selfplay_s_workers_1", "selfplay_s_workers_2", "train_s", "gate_s"):
+        assert cost[key] > 0
+    assert f"{cost['positions']:,} positions" in said and "training: 500 steps" in said
+
+
+def test_the_improved_policy_completes_unvisited_actions_with_the_mixed_value():
+    """Visited a0 (q 1, 4 visits), unvisited a1, priors 1/2 each, network value 0: the mixed
+    value is (0 + 4 * (1/2 * 1) / (1/2)) / (1 + 4) = 0.8 and sigma scales by (50 + 4) * 0.1."""
+    from bali_env.training.alphazero.selfplay import improved_policy
+
+    root = {"visits": np.array([[4, 0, 0]]), "q": np.array([[1.0, np.nan, np.nan]]),
+            "prior": np.array([[0.5, 0.5, 0.0]]), "value": np.array([0.0])}
+    out = improved_policy(root, np.array([[True, True, False]]))
+    assert out[0, 0] == pytest.approx(1 / (1 + np.exp(-5.4 * 0.2)))
+    assert out[0, 2] == 0 and out.sum() == pytest.approx(1)
+    same_q = {**root, "q": np.array([[0.3, 0.3, np.nan]]), "visits": np.array([[2, 2, 0]]),
+              "prior": np.array([[0.8, 0.2, 0.0]])}
+    np.testing.assert_allclose(improved_policy(same_q, np.array([[True, True, False]])), [[0.8, 0.2, 0.0]])
+
+
+def test_root_noise_changes_the_search_and_keeps_each_row_its_own(chunk):
+    from bali_env.agents.puct import PolicySearchAgent
+
+    _, rows = chunk
+    policy = ExportedPolicy(shipped_policy(2))
+    env = bali_env.raw_env(num_players=2)
+    obs, masks = [], []
+    for seed in range(6):
+        env.reset(seed=seed)
+        while env.observe(env.agent_selection)["action_mask"].sum() < 2:
+            env.step(int(np.argmax(env.observe(env.agent_selection)["action_mask"])))
+        o = env.observe(env.agent_selection)
+        obs.append(o["observation"])
+        masks.append(o["action_mask"])
+    obs, masks = np.array(obs), np.array(masks)
+    keys = np.arange(1, 7, dtype=np.uint64) * np.uint64(7919)
+    search = PolicySearchAgent(seed=0, sims=32, leaves=4)
+    plain = search.search_root(obs, masks, keys, policy)
+    noisy = search.search_root(obs, masks, keys, policy, noise=(0.5, 0.5))
+    alone = search.search_root(obs[3:4], masks[3:4], keys[3:4], policy, noise=(0.5, 0.5))
+    assert not np.array_equal(plain["visits"], noisy["visits"])
+    np.testing.assert_array_equal(alone["visits"][0], noisy["visits"][3])
+    np.testing.assert_array_equal(plain["visits"], search.search(obs, masks, keys, policy))
+    np.testing.assert_allclose(plain["prior"].sum(axis=1), 1.0)
+    assert np.isnan(plain["q"][masks == 0]).all()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU PyTorch sees")
+def test_device_cuda_without_a_gpu_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["az", "--device", "cuda", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2 and "PyTorch sees no GPU" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("players", "init"), [(3, "scratch"), (4, "shipped")])
+def test_three_and_four_players_run_a_generation(tmp_path, players, init):
+    """3 players from scratch (no policy is shipped for 3) and 4 from the shipped policy: a
+    generation runs, the value rows and the head have one column per seat."""
+    folder = tmp_path / f"{players}p"
+    Run(folder, Config(players=players, init=init, generations=1, **TINY)).run()
+    rows = buffer.load(buffer.generation_file(folder, 1))
+    assert rows["value"].shape[1] == players and np.allclose(rows["value"].sum(axis=1), 1.0)
+    best = ExportedPolicy(folder / "nets" / "gen_0001.npz")
+    assert best.seat_values(rows["input"][:3], players).shape == (3, players)
+    assert best.meta["num_players"] == players
+
+
+def test_the_cost_of_a_generation_in_the_docs_is_the_kept_measurement():
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = (docs / "alphazero.md").read_text()
+    for players in (2, 4):
+        cost = json.loads((docs / "results" / "az" / f"cost-{players}p.json").read_text())
+        row = (f"| {players} | {cost['selfplay_s_in_process']:.1f} s | {cost['selfplay_s_workers_1']:.1f} s | "
+               f"{cost['selfplay_s_workers_2']:.1f} s ({cost['speedup_2_workers']:.2f}x) | {cost['positions']:,} | "
+               f"{cost['train_s']:.1f} s | {cost['gate_s']:.1f} s |")
+        assert row in page
+        assert cost["sims"] == Config().sims and cost["games"] == 64
