@@ -40,14 +40,10 @@ def measure(players: int, games: int, seed: int = 0) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     for label, workers, in_process in (("in_process", 1, True), ("workers_1", 1, False), ("workers_2", 2, False)):
         parts: dict[int, Any] = {}
-        with Pool(workers) as pool:
-            if not in_process:  # start the workers (spawn, imports, cached kernels) before timing
-                pool._play_local(job, {0: [0]}, lambda i, r: None)
+        with Pool(workers, in_process=in_process) as pool:
+            pool.play(job, {0: [0]}, lambda i, r: None)  # start the workers (imports, cached kernels) untimed
             t = time.perf_counter()
-            if in_process:
-                pool.play(job, chunks, parts.__setitem__)
-            else:
-                pool._play_local(job, chunks, parts.__setitem__)
+            pool.play(job, chunks, parts.__setitem__)
             out[f"selfplay_s_{label}"] = time.perf_counter() - t
         merged = merge([parts[i] for i in sorted(parts)])
         if rows:

@@ -319,3 +319,40 @@ def test_the_cost_of_a_generation_in_the_docs_is_the_kept_measurement():
                f"{cost['train_s']:.1f} s | {cost['gate_s']:.1f} s |")
         assert row in page
         assert cost["sims"] == Config().sims and cost["games"] == 64
+
+
+@pytest.mark.slow
+def test_sigterm_stops_at_once_with_no_worker_left_and_resume_finishes(tmp_path):
+    """SIGTERM in the middle of self-play on 2 workers: exit 130 within seconds, no worker
+    process left, the chunks already played kept; --resume then ends the run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "bali_env.apps.cli", "az", "--generations", "1", "--games", "64", "--sims", "16",
+            "--chunk", "4", "--eval-every", "0", "--gate-games", "2", "--train-steps", "2", "--workers", "2",
+            "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 240
+    while not list((out / "buffer").glob("gen_0001/chunk_*.npz")) and time.time() < deadline:
+        time.sleep(0.2)
+    assert list((out / "buffer").glob("gen_0001/chunk_*.npz")), proc.communicate()[1][-2000:]
+    proc.send_signal(signal.SIGTERM)
+    t = time.time()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.time() - t < 15, err[-2000:]
+    assert b"--resume" in err
+    left = "?"
+    for _ in range(50):  # the workers and multiprocessing's resource tracker end with the run
+        left = subprocess.run(["ps", "-o", "pid,stat,args", "--no-headers", "-g", str(proc.pid)], capture_output=True,
+                              text=True).stdout.strip()
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, f"processes of the stopped run are still alive: {left}"
+    done = subprocess.run([sys.executable, "-m", "bali_env.apps.cli", "az", "--resume", str(out), "--no-progress"],
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((out / "state.json").read_text())["generation"] == 1

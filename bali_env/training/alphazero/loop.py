@@ -217,6 +217,7 @@ class Run:
         positions = [0]
 
         def keep(index: int, rows: dict[str, Any]) -> None:
+            """Save a chunk's rows as they arrive and move the bar."""
             buffer.save(buffer.chunk_file(self.folder, g, index), rows)
             positions[0] += len(rows["game"])
             bar.update(len(chunks[index]))
@@ -290,6 +291,7 @@ class Run:
         bar = tqdm(total=total, unit="game", desc=f"generation {g}: {what}", leave=False)
 
         def moved(n: int) -> None:
+            """Move the bar by ``n`` games; close it at the end."""
             bar.update(n)
             if bar.n >= bar.total:
                 bar.close()

@@ -33,19 +33,24 @@ def _play_alone(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
 
 class Pool:
     """The workers that play self-play chunks for a run: ``workers`` local processes (1: this
-    process), or Ray tasks with ``backend="ray"`` (a local Ray of ``workers`` CPUs, or the cluster
-    at ``ray_address``). Close it (or use it as a context manager) at the end."""
+    process, unless ``in_process`` is False), or Ray tasks with ``backend="ray"`` (a local Ray of
+    ``workers`` CPUs, or the cluster at ``ray_address``). Close it (or use it as a context
+    manager) at the end."""
 
-    def __init__(self, workers: int = 1, backend: str = "local", ray_address: str | None = None) -> None:
+    def __init__(self, workers: int = 1, backend: str = "local", ray_address: str | None = None,
+                 in_process: bool | None = None) -> None:
         self.workers, self.backend, self.ray_address = int(workers), backend, ray_address
+        self.in_process = self.workers <= 1 if in_process is None else bool(in_process)
         self._executor: Any = None
         self._ray_started = False
 
     def __enter__(self) -> Pool:
+        """The pool itself (closed when the block ends)."""
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        """Close the pool (at once, the workers killed, when the block ends with an error or Ctrl-C)."""
+        self.close(now=kind is not None)
 
     def play(self, job: dict[str, Any], chunks: dict[int, list[int]],
              on_chunk: Callable[[int, dict[str, np.ndarray]], None]) -> None:
@@ -55,7 +60,7 @@ class Pool:
             return
         if self.backend == "ray":
             self._play_ray(job, chunks, on_chunk)
-        elif self.workers <= 1:
+        elif self.in_process:
             for index, games in chunks.items():
                 on_chunk(index, play_chunk(job, games))
         else:
@@ -100,10 +105,14 @@ class Pool:
             for ref in pending:
                 ray.cancel(ref)
 
-    def close(self) -> None:
-        """Stop the local workers, and the local Ray this pool started."""
+    def close(self, now: bool = False) -> None:
+        """Stop the local workers (``now``: killed in the middle of their chunks, whose rows are
+        not kept anyway), and the local Ray this pool started."""
         if self._executor is not None:
-            self._executor.shutdown(cancel_futures=True)
+            if now:
+                for process in list(getattr(self._executor, "_processes", {}).values()):
+                    process.kill()
+            self._executor.shutdown(wait=not now, cancel_futures=True)
             self._executor = None
         if self._ray_started:
             import ray
