@@ -61,7 +61,7 @@ def measure(players: int, games: int, seed: int = 0) -> dict[str, Any]:
     out["train_s"] = time.perf_counter() - t
     print(f"training: {cfg.train_steps} steps of {cfg.batch} rows in {out['train_s']:.1f} s", flush=True)
     t = time.perf_counter()
-    arena.gate(shipped_policy(players), shipped_policy(players), players, cfg.gate_games, cfg.gate_margin, seed,
+    arena.gate(shipped_policy(players), shipped_policy(players), players, cfg.gate_games, seed,
                workers=2)
     out["gate_s"] = time.perf_counter() - t
     print(f"gate: {cfg.gate_games} games in {out['gate_s']:.1f} s", flush=True)

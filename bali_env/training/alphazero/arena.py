@@ -2,9 +2,10 @@
 
 - ``gate``: the new network alone (the ``ppo`` agent on its ``.npz``) against the best so far
   alone, ``games`` seat-rotated games (in 3 and 4 players against ``players - 1`` copies of the
-  best). The new one replaces the best when its win rate reaches ``margin`` times a fair share
-  (``margin / players``: 55% in 2 players and 27.5% in 4 with the default 1.1, AlphaGo Zero's
-  55%); the result, its 95% Wilson interval and the decision are logged.
+  best). The new one replaces the best when it beats it: when the 95% Wilson interval of its
+  win rate lies wholly above a fair share (1 / players). AlphaGo Zero's rule, 55% of the games,
+  let a network of 56.5% [49.6, 63.2] over 200 games through here, no better than the best; the
+  result, its interval and the decision are logged.
 - ``yardsticks``: the best network alone against fixed agents (``greedy``, ``mcts``, the shipped
   ``ppo``), each in ``players - 1`` seats, for the learning curve by generation.
 
@@ -32,20 +33,20 @@ def match(lineup: list[str], players: int, games: int, seed: int, workers: int,
             "ci_high": float(high)}
 
 
-def gate(candidate: Path, best: Path, players: int, games: int, margin: float, seed: int, workers: int,
+def gate(candidate: Path, best: Path, players: int, games: int, seed: int, workers: int,
          progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
-    """The gate's match and decision: ``match``'s figures, ``needed`` (``margin / players``) and
-    ``accepted``."""
+    """The gate's match and decision: ``match``'s figures, ``needed`` (the fair share its
+    interval must clear) and ``accepted``."""
     lineup = [f"ppo:path={candidate}"] + [f"ppo:path={best}"] * (players - 1)
     result = match(lineup, players, games, seed, workers, progress)
-    return {**result, **decide(result["win_rate"], players, margin)}
+    return {**result, **decide(result["ci_low"], players)}
 
 
-def decide(win_rate: float, players: int, margin: float) -> dict[str, Any]:
-    """Whether a new network with ``win_rate`` against the best replaces it: the share it needed
-    (``margin / players``) and the answer."""
-    needed = margin / players
-    return {"needed": needed, "accepted": bool(win_rate >= needed)}
+def decide(ci_low: float, players: int) -> dict[str, Any]:
+    """Whether a new network whose win rate against the best has the interval's lower bound
+    ``ci_low`` replaces it: the fair share (``1 / players``) that bound must exceed, and the answer."""
+    needed = 1.0 / players
+    return {"needed": needed, "accepted": bool(ci_low > needed)}
 
 
 def yardstick_spec(name: str, players: int) -> str | None:

@@ -55,7 +55,6 @@ FLAGS: list[tuple[str, Any, str]] = [
     ("lr", float, "Adam learning rate"),
     ("window", int, "generations of rows trained on"),
     ("gate-games", int, "games of the new network against the best"),
-    ("gate-margin", float, "the new network replaces the best from MARGIN / players of wins"),
     ("eval-every", int, "generations between two points of the curve, 0 for none"),
     ("eval-games", int, "games per yardstick"),
     ("yardsticks", str, "agents the curve measures the best against, comma-separated"),
@@ -116,8 +115,8 @@ def check(cfg: Config) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be at least {low}, got {getattr(cfg, name)}")
     if not 0 < cfg.lr < 1:
         raise UsageError(f"--lr must be in (0, 1), got {cfg.lr}")
-    if cfg.c < 0 or cfg.gate_margin < 0 or cfg.minutes < 0 or cfg.noise_alpha < 0:
-        raise UsageError("--c, --gate-margin, --minutes and --noise-alpha must be 0 or more")
+    if cfg.c < 0 or cfg.minutes < 0 or cfg.noise_alpha < 0:
+        raise UsageError("--c, --minutes and --noise-alpha must be 0 or more")
     if not 0 <= cfg.noise_eps <= 1:
         raise UsageError(f"--noise-eps must be in [0, 1], got {cfg.noise_eps}")
     if cfg.init not in ("shipped", "scratch"):

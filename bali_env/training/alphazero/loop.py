@@ -61,7 +61,6 @@ class Config:
     lr: float = 3e-4
     window: int = 4  #: generations of rows the learner trains on
     gate_games: int = 200
-    gate_margin: float = 1.1
     eval_every: int = 5  #: generations between two points of the curve (0: none)
     eval_games: int = 100
     yardsticks: list[str] = field(default_factory=lambda: ["greedy", "mcts", "ppo"])
@@ -252,7 +251,7 @@ class Run:
         saved = self.path("gate", f"gen_{g:04d}.json")
         if saved.is_file():
             return json.loads(saved.read_text())
-        verdict = arena.gate(self.net(g), self.net(best), cfg.players, cfg.gate_games, cfg.gate_margin,
+        verdict = arena.gate(self.net(g), self.net(best), cfg.players, cfg.gate_games,
                              seed_for(cfg.seed, g, "gate"), cfg.workers, progress=self._bar(g, "gate", cfg.gate_games))
         self._write_json(saved, verdict)
         return verdict
