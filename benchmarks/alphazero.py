@@ -2,19 +2,18 @@
 processes (the same chunks, so the same rows), training, the gate.
 
 ``python -m benchmarks.alphazero [--players 2] [--games 64] [--out docs/results/az/cost-2p.json]``
-plays ``--games`` self-play games of the shipped policy with ``bali az``'s default settings
-(the search's ``sims`` and ``leaves``, the root noise, the target) in chunks of ``chunk`` games, first in this process (its search on every
-Numba thread), then on 1 and on 2 local worker processes (one thread each), times ``train_steps``
-training steps on the rows and a gate of ``gate_games`` games, prints each, and writes them as
-JSON (a temporary file moved into place). Run it on a quiet machine: it is a timing. Numba's
-kernels are compiled before anything is timed.
+plays ``--games`` self-play games of the shipped policy with ``bali az``'s default settings (the
+search's ``sims`` and ``leaves``, the root noise, the target) in chunks of ``chunk`` games, first in
+this process (its search on every Numba thread), then on 1 and on 2 local worker processes (one
+thread each), times ``train_steps`` training steps on the rows and a gate of ``gate_games`` games,
+prints each, and writes them as JSON (a temporary file moved into place). Run it on a quiet machine:
+it is a timing. Numba's kernels are compiled before anything is timed.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 

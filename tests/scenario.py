@@ -339,3 +339,15 @@ def play_checked(bots: Sequence, seed: int, **config) -> tuple[list[int], list[i
         env.step(a)
         actions.append(a)
     return actions, env.state_dict()["scores"]
+
+
+def random_game(seed: int, num_players: int = 3, **config):
+    """An AEC env that played a whole game of uniformly random legal moves (deal and moves from ``seed``)."""
+    import numpy as np
+
+    env = bali_env.raw_env(num_players=num_players, **config)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(env.legal_actions())))
+    return env

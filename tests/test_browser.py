@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scenario import random_game
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-output" / "screenshots"
@@ -156,16 +157,11 @@ def test_an_illegal_request_shows_an_error_and_the_page_goes_on(browser, server)
 
 
 def test_step_through_an_html_replay(browser, tmp_path):
-    import bali_env
     from bali_env.envs.records import save_record
     from bali_env.apps.cli import parse_command
     from bali_env.apps.replay import run
 
-    env = bali_env.raw_env(num_players=3, oracle=True, demon=True)
-    env.reset(seed=21)
-    rng = np.random.default_rng(21)
-    while not all(env.terminations.values()):
-        env.step(int(rng.choice(env.legal_actions())))
+    env = random_game(21, 3, oracle=True, demon=True)
     record = env.game_record(["greedy", "mcts", "random"])
     moves = len(record["actions"])
     path = save_record(record, tmp_path / "game.json")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import bali_env
+from scenario import random_game
 from bali_env.envs.records import save_record
 from bali_env.apps import replay
 from bali_env.apps.cli import parse_command
@@ -98,11 +99,7 @@ def test_the_end_of_a_replay_explains_the_final_scoring_as_bali_play_does(seat):
     the page shows it at the last step only."""
     from bali_env.pictures.narrate import explain_final_scoring
 
-    env = bali_env.raw_env(num_players=3, oracle=True, demon=True)
-    env.reset(seed=2)
-    rng = np.random.default_rng(2)
-    while not all(env.terminations.values()):
-        env.step(int(rng.choice(env.legal_actions())))
+    env = random_game(2, 3, oracle=True, demon=True)
     record = env.game_record(["bot0", "bot1", "bot2"])
     labels = labels_for(3, record["agents"])
     expected = explain_final_scoring(env.state_dict(), env.infos["player_0"], labels)

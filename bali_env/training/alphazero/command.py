@@ -97,7 +97,8 @@ def config_from(args: argparse.Namespace) -> Config:
         try:
             stored = json.loads(saved.read_text())
         except (OSError, ValueError) as exc:
-            raise UsageError(f"--resume {str(args.resume)!r}: no readable config.json of a bali az run ({exc})") from None
+            raise UsageError(f"--resume {str(args.resume)!r}: no readable config.json of a bali az run "
+                             f"({exc})") from None
         changed = {k: values[k] for k in RESUMABLE if k in values}
         values = {**{f.name: stored.get(f.name, getattr(DEFAULTS, f.name)) for f in fields(Config)}, **changed}
     cfg = Config(**values)
@@ -106,7 +107,15 @@ def config_from(args: argparse.Namespace) -> Config:
 
 
 def check(cfg: Config) -> None:
-    """UsageError naming the first flag out of range (nothing created)."""
+    """UsageError naming the first flag out of range (nothing created): the numbers, the
+    starting point, the yardsticks, the device, the backend."""
+    _check_numbers(cfg)
+    _check_init(cfg)
+    _check_places(cfg)
+
+
+def _check_numbers(cfg: Config) -> None:
+    """The counts, rates and weights in their ranges."""
     at_least = {"generations": 1, "games": 1, "sims": 1, "leaves": 1, "temp_moves": 0, "train_steps": 1, "batch": 1,
                 "window": 1, "gate_games": 1, "eval_every": 0, "eval_games": 1, "chunk": 1, "workers": 1,
                 "torch_threads": 1}
@@ -119,6 +128,10 @@ def check(cfg: Config) -> None:
         raise UsageError("--c, --minutes and --noise-alpha must be 0 or more")
     if not 0 <= cfg.noise_eps <= 1:
         raise UsageError(f"--noise-eps must be in [0, 1], got {cfg.noise_eps}")
+
+
+def _check_init(cfg: Config) -> None:
+    """``--init``: the shipped policy exists, or the file is a policy with a value head for the player count."""
     if cfg.init not in ("shipped", "scratch"):
         from bali_env.agents.ppo import ExportedPolicy
 
@@ -135,6 +148,10 @@ def check(cfg: Config) -> None:
 
         if not shipped_policy(cfg.players).is_file():
             raise UsageError(f"--init shipped: no policy is shipped for {cfg.players} players; give --init scratch")
+
+
+def _check_places(cfg: Config) -> None:
+    """The yardsticks are agents, the device and the backend are there."""
     from bali_env.agents import make_agent
 
     for name in cfg.yardsticks:

@@ -9,12 +9,15 @@ the network's priors and value head at the leaves). At every decision with a cho
 |---|---|---|
 | ``input`` | [M, D] float32 | the network input the deciding seat reads (observation and features) |
 | ``action_mask`` | [M, A] int8 | the legal actions |
-| ``policy`` | [M, A] float32 | the policy target: the search's root visit shares (``target="visits"``), or the improved policy of Gumbel MuZero (``"improved"``, ``improved_policy``) |
-| ``value`` | [M, S] float32 | every seat's final win share (1 a win, 1/k a k-way shared win, 0 a loss), the deciding seat first, then the others in turn order: the value target |
+| ``policy`` | [M, A] float32 | the policy target: the root's visit shares, or Gumbel MuZero's improved policy |
+| ``value`` | [M, S] float32 | the value target: every seat's final win share, the deciding seat first |
 | ``game`` | [M] int64 | the game's number in the generation |
 | ``action`` | [M] int64 | the move played (drawn or the most visited) |
 
-The root's priors are mixed with Dirichlet noise (``noise``: alpha and weight, AlphaZero's
+The policy target is the search's root visit shares (``target="visits"``) or the improved
+policy of Gumbel MuZero (``"improved"``, ``improved_policy``); the value target is each seat's
+final win share (1 a win, 1/k a k-way shared win, 0 a loss), the deciding seat first, then the
+others in turn order. The root's priors are mixed with Dirichlet noise (``noise``: alpha and weight, AlphaZero's
 exploration), and the move played is drawn from the visit shares for the first ``temp_moves``
 decisions of a game, then the most visited. Game k is dealt from ``deal_seed(seed, k)`` and every
 decision's search and draw come from keys of (seed, game, seat, decision number), so a game plays
