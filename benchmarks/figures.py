@@ -128,6 +128,26 @@ def example_figures() -> set[str]:
     return out
 
 
+AZ_RUNS = (Path(__file__).resolve().parent.parent / "training" / "az2p",)  #: the kept ``bali az`` runs
+
+
+def az_figures() -> set[str]:
+    """The win rates the AlphaZero page quotes: the kept tournaments of ``docs/results/az/`` (the
+    first participant's) and every gate and curve match of the kept ``bali az`` runs (``AZ_RUNS``)."""
+    out = set()
+    for path in sorted((RESULTS_DIR / "az").glob("*.json")):
+        doc = json.loads(path.read_text())
+        if "participants" in doc:
+            p = doc["participants"][0]
+            out.add(rate_text(p["win_rate"], *p["win_rate_ci95"]))
+    for run in AZ_RUNS:
+        for path in [*sorted(run.glob("gate/*.json")), *sorted(run.glob("curve/*.json"))]:
+            doc = json.loads(path.read_text())
+            for r in doc if isinstance(doc, list) else [doc]:
+                out.add(rate_text(r["win_rate"], r["ci_low"], r["ci_high"]))
+    return out
+
+
 def figure(claim: Claim) -> str:
     """``72.4% [70.2, 74.4]``: the claim's win rate and 95% Wilson interval, as pages quote it."""
     wins, games = tally(claim)

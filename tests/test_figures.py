@@ -42,6 +42,7 @@ def test_every_quoted_win_rate_comes_from_a_result_file(page):
     known = {figures.figure(claim) for claim in figures.CLAIMS}
     known |= {figures.exploit_figure(run) for run in figures.exploit_runs()}  # the kept best responses
     known |= figures.example_figures()  # the kept runs of the examples
+    known |= figures.az_figures()  # the kept bali az runs and their tournaments
     stale = [f for f in figures.quoted_figures(page.read_text()) if f not in known]
     assert not stale, f"{page.name} quotes figures no result file gives: {stale}"
 

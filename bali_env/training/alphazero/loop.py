@@ -186,7 +186,7 @@ class Run:
                  f"trained {cfg.train_steps} steps in {t2 - t1:.0f} s (loss {row['loss']:.3f}: policy "
                  f"{row['policy_loss']:.3f}, value {row['value_loss']:.3f}); gate {100 * verdict['win_rate']:.1f}% "
                  f"[{100 * verdict['ci_low']:.1f}, {100 * verdict['ci_high']:.1f}] of {verdict['games']} against "
-                 f"generation {best} (needs {100 * verdict['needed']:.1f}%): "
+                 f"generation {best} (its interval must clear {100 * verdict['needed']:.1f}%): "
                  f"{'accepted' if verdict['accepted'] else 'kept generation ' + str(best)}")
         if cfg.eval_every and (g % cfg.eval_every == 0 or g == cfg.generations):
             self._curve(g, new_best)
