@@ -378,3 +378,12 @@ def test_the_kept_run_can_resume_and_the_docs_show_its_files():
     page = (root / "docs" / "alphazero.md").read_text()
     rates = ", ".join(f"{100 * float(r['gate_win_rate']):.1f}" for r in rows[:13])
     assert rates in page
+
+
+def test_the_second_runs_gates_in_the_docs_are_its_log():
+    root = Path(__file__).resolve().parents[1]
+    rows = list(csv.DictReader((root / "docs" / "results" / "az" / "generations-2p-800.csv").open()))
+    rates = ", ".join(f"{100 * float(r['gate_win_rate']):.1f}" for r in rows[:-1])
+    page = " ".join((root / "docs" / "alphazero.md").read_text().split())
+    assert f"{rates} and {100 * float(rows[-1]['gate_win_rate']):.1f}%" in page
+    assert f"{sum(int(r['positions']) for r in rows):,} positions" in page
