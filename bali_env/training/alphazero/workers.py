@@ -75,14 +75,10 @@ class Pool:
             self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                                  initializer=_one_thread)
         pending = {self._executor.submit(play_chunk, job, games): index for index, games in chunks.items()}
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    on_chunk(pending.pop(future), future.result())
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:  # on an interruption the pool is closed at once (close(now=True)): nothing to cancel here
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                on_chunk(pending.pop(future), future.result())
 
     def _play_ray(self, job: dict[str, Any], chunks: dict[int, list[int]],
                   on_chunk: Callable[[int, dict[str, np.ndarray]], None]) -> None:
@@ -110,9 +106,14 @@ class Pool:
         not kept anyway), and the local Ray this pool started."""
         if self._executor is not None:
             if now:
+                # the jobs still queued for the killed workers must not hold up this process's exit
+                # (multiprocessing joins the queue's feeder thread, blocked on a full pipe, at exit)
+                queue = getattr(self._executor, "_call_queue", None)
+                if queue is not None:
+                    queue.cancel_join_thread()
                 for process in list(getattr(self._executor, "_processes", {}).values()):
                     process.kill()
-            self._executor.shutdown(wait=not now, cancel_futures=True)
+            self._executor.shutdown(wait=not now, cancel_futures=not now)
             self._executor = None
         if self._ray_started:
             import ray
