@@ -1,9 +1,9 @@
 """What a generation of ``bali az`` costs on this machine: self-play on 1 and on 2 worker
 processes (the same chunks, so the same rows), training, the gate.
 
-``python -m benchmarks.alphazero [--players 2] [--games 64] [--out docs/results/az/cost-2p.json]``
+``python -m benchmarks.alphazero [--players 2] [--games 64] [--gumbel M] [--out docs/results/az/cost-2p.json]``
 plays ``--games`` self-play games of the shipped policy with ``bali az``'s default settings (the
-search's ``sims`` and ``leaves``, the root noise, the target) in chunks of ``chunk`` games, first in
+search's ``sims``, ``leaves`` and root, the target) in chunks of ``chunk`` games, first in
 this process (its search on every Numba thread), then on 1 and on 2 local worker processes (one
 thread each), times ``train_steps`` training steps on the rows and a gate of ``gate_games`` games,
 prints each, and writes them as JSON (a temporary file moved into place). Run it on a quiet machine:
@@ -17,8 +17,9 @@ import time
 from typing import Any
 
 
-def measure(players: int, games: int, seed: int = 0) -> dict[str, Any]:
-    """The seconds of each part of one generation (and the rows it made)."""
+def measure(players: int, games: int, seed: int = 0, gumbel: int | None = None) -> dict[str, Any]:
+    """The seconds of each part of one generation (and the rows it made); ``gumbel``: the root
+    (``bali az --gumbel``; None: the default)."""
     import numpy as np
 
     from bali_env.agents.ppo import ExportedPolicy, shipped_policy
@@ -28,13 +29,14 @@ def measure(players: int, games: int, seed: int = 0) -> dict[str, Any]:
     from bali_env.training.alphazero.selfplay import merge, play_chunk
     from bali_env.training.alphazero.workers import Pool, chunks_of
 
-    cfg = Config(players=players, games=games)
+    cfg = Config(players=players, games=games) if gumbel is None else Config(players=players, games=games,
+                                                                              gumbel=gumbel)
     policy = ExportedPolicy(shipped_policy(players))
     job = selfplay_job(cfg, policy, seed)
     play_chunk(job, [0])  # compile (or load) the kernels
     chunks = chunks_of(games, cfg.chunk)
     out: dict[str, Any] = {"players": players, "games": games, "sims": cfg.sims, "leaves": cfg.leaves,
-                           "noise": [cfg.noise_alpha, cfg.noise_eps], "target": cfg.target,
+                           "gumbel": cfg.gumbel, "noise": job["noise"], "target": job["target"],
                            "chunk": cfg.chunk, "train_steps": cfg.train_steps, "batch": cfg.batch}
     rows: dict[str, Any] = {}
     for label, workers, in_process in (("in_process", 1, True), ("workers_1", 1, False), ("workers_2", 2, False)):
@@ -75,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     p = flags.Parser(prog="python -m benchmarks.alphazero", description=__doc__.split("\n\n")[0],
                      parents=[flags.players(2), flags.games(64, "self-play games timed"),
                               flags.out("where to write the JSON (default: print only)")])
+    p.add_argument("--gumbel", type=int, default=None, help="the root, as bali az --gumbel (default: bali az's)")
     args = p.parse_args(argv)
-    result = measure(args.players, args.games)
+    if args.gumbel is not None and args.gumbel < 0:
+        p.error(f"--gumbel must be at least 0, got {args.gumbel}")
+    result = measure(args.players, args.games, gumbel=args.gumbel)
     if args.out is not None:
         from bali_env.files import write_text
 

@@ -128,23 +128,33 @@ def example_figures() -> set[str]:
     return out
 
 
-AZ_RUNS = (Path(__file__).resolve().parent.parent / "training" / "az2p",)  #: the kept ``bali az`` runs
+AZ_RUNS = tuple(Path(__file__).resolve().parent.parent / "training" / name
+                for name in ("az2p", "az2p-gumbel", "az4p-gumbel"))  #: the kept ``bali az`` runs
 
 
 def az_figures() -> set[str]:
     """The win rates the AlphaZero page quotes: the kept tournaments of ``docs/results/az/`` (the
-    first participant's) and every gate and curve match of the kept ``bali az`` runs (``AZ_RUNS``)."""
+    first participant's), the matches of the kept root comparison (``benchmarks.gumbel``), and
+    every gate and curve match of the kept ``bali az`` runs (``AZ_RUNS``), and their first n gates
+    pooled."""
     out = set()
     for path in sorted((RESULTS_DIR / "az").glob("*.json")):
         doc = json.loads(path.read_text())
         if "participants" in doc:
             p = doc["participants"][0]
             out.add(rate_text(p["win_rate"], *p["win_rate_ci95"]))
+        for m in doc.get("matches", []):
+            out.add(rate_text(m["win_rate"], m["ci_low"], m["ci_high"]))
     for run in AZ_RUNS:
         for path in [*sorted(run.glob("gate/*.json")), *sorted(run.glob("curve/*.json"))]:
             doc = json.loads(path.read_text())
             for r in doc if isinstance(doc, list) else [doc]:
                 out.add(rate_text(r["win_rate"], r["ci_low"], r["ci_high"]))
+        wins = games = 0.0
+        for path in sorted(run.glob("gate/*.json")):  # the gates of generations 1..n pooled, for every n
+            doc = json.loads(path.read_text())
+            wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
+            out.add(rate_text(wins / games, *wilson_interval(wins, games)))
     return out
 
 

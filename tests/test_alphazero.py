@@ -220,6 +220,7 @@ def test_bali_az_runs_resumes_and_says_how_to_play(tmp_path, capsys):
     (["--players", "3"], "no policy is shipped for 3 players"),
     (["--init", "nope.npz"], "--init: no exported policy"),
     (["--lr", "2"], "--lr must be in (0, 1)"),
+    (["--gumbel", "-1"], "--gumbel must be at least 0"),
     (["--yardsticks", "greedy,nobody"], "--yardsticks"),
     (["--resume", "nowhere"], "no readable config.json"),
 ])
@@ -247,35 +248,42 @@ def test_the_generation_benchmark_prints_and_writes_what_it_measured(tmp_path, c
 
 
 def test_the_improved_policy_completes_unvisited_actions_with_the_mixed_value():
-    """Visited a0 (q 1, 4 visits), unvisited a1, priors 1/2 each, network value 0: the mixed
-    value is (0 + 4 * (1/2 * 1) / (1/2)) / (1 + 4) = 0.8 and sigma scales by (50 + 4) * 0.1."""
+    """Visited a0 (q 1, 4 visits) and a1 (q 0.5, 1 visit), unvisited a2, priors 0.4, 0.4, 0.2,
+    network value 0: the mixed value is (0 + 5 * (0.4 * 1 + 0.4 * 0.5) / 0.8) / (1 + 5) = 0.625;
+    the completed q (1, 0.5, 0.625) are rescaled to [0, 1] (1, 0, 0.25) and scaled by
+    (50 + 4) * 0.1 = 5.4."""
     from bali_env.training.alphazero.selfplay import improved_policy
 
-    root = {"visits": np.array([[4, 0, 0]]), "q": np.array([[1.0, np.nan, np.nan]]),
-            "prior": np.array([[0.5, 0.5, 0.0]]), "value": np.array([0.0])}
-    out = improved_policy(root, np.array([[True, True, False]]))
-    assert out[0, 0] == pytest.approx(1 / (1 + np.exp(-5.4 * 0.2)))
-    assert out[0, 2] == 0 and out.sum() == pytest.approx(1)
+    root = {"visits": np.array([[4, 1, 0, 0]]), "q": np.array([[1.0, 0.5, np.nan, np.nan]]),
+            "prior": np.array([[0.4, 0.4, 0.2, 0.0]]), "value": np.array([0.0])}
+    out = improved_policy(root, np.array([[True, True, True, False]]))
+    logits = np.log([0.4, 0.4, 0.2]) + 5.4 * np.array([1.0, 0.0, 0.25])
+    np.testing.assert_allclose(out[0, :3], np.exp(logits) / np.exp(logits).sum())
+    assert out[0, 3] == 0 and out.sum() == pytest.approx(1)
     same_q = {**root, "q": np.array([[0.3, 0.3, np.nan]]), "visits": np.array([[2, 2, 0]]),
               "prior": np.array([[0.8, 0.2, 0.0]])}
     np.testing.assert_allclose(improved_policy(same_q, np.array([[True, True, False]])), [[0.8, 0.2, 0.0]])
 
 
-def test_root_noise_changes_the_search_and_keeps_each_row_its_own(chunk):
-    from bali_env.agents.puct import PolicySearchAgent
-
-    _, rows = chunk
-    policy = ExportedPolicy(shipped_policy(2))
-    env = bali_env.raw_env(num_players=2)
+def _choices(players: int, seeds: range) -> tuple[np.ndarray, np.ndarray]:
+    """The first position with a choice of each deal."""
+    env = bali_env.raw_env(num_players=players)
     obs, masks = [], []
-    for seed in range(6):
+    for seed in seeds:
         env.reset(seed=seed)
         while env.observe(env.agent_selection)["action_mask"].sum() < 2:
             env.step(int(np.argmax(env.observe(env.agent_selection)["action_mask"])))
         o = env.observe(env.agent_selection)
         obs.append(o["observation"])
         masks.append(o["action_mask"])
-    obs, masks = np.array(obs), np.array(masks)
+    return np.array(obs), np.array(masks)
+
+
+def test_root_noise_changes_the_search_and_keeps_each_row_its_own(chunk):
+    from bali_env.agents.puct import PolicySearchAgent
+
+    policy = ExportedPolicy(shipped_policy(2))
+    obs, masks = _choices(2, range(6))
     keys = np.arange(1, 7, dtype=np.uint64) * np.uint64(7919)
     search = PolicySearchAgent(seed=0, sims=32, leaves=4)
     plain = search.search_root(obs, masks, keys, policy)
@@ -296,13 +304,14 @@ def test_device_cuda_without_a_gpu_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize(("players", "init"), [(3, "scratch"), (4, "shipped")])
-def test_three_and_four_players_run_a_generation(tmp_path, players, init):
-    """3 players from scratch (no policy is shipped for 3) and 4 from the shipped policy: a
-    generation runs, the value rows and the head have one column per seat."""
+@pytest.mark.parametrize(("players", "init", "gumbel"), [(3, "scratch", 0), (4, "shipped", 8)])
+def test_three_and_four_players_run_a_generation(tmp_path, players, init, gumbel):
+    """3 players from scratch (no policy is shipped for 3) and 4 from the shipped policy with
+    Gumbel's root: a generation runs, the value rows and the head have one column per seat."""
     folder = tmp_path / f"{players}p"
-    Run(folder, Config(players=players, init=init, generations=1, **TINY)).run()
+    Run(folder, Config(players=players, init=init, generations=1, gumbel=gumbel, **TINY)).run()
     rows = buffer.load(buffer.generation_file(folder, 1))
+    assert np.allclose(rows["policy"].sum(axis=1), 1.0) and not (rows["policy"][rows["action_mask"] == 0] > 0).any()
     assert rows["value"].shape[1] == players and np.allclose(rows["value"].sum(axis=1), 1.0)
     best = ExportedPolicy(folder / "nets" / "gen_0001.npz")
     assert best.seat_values(rows["input"][:3], players).shape == (3, players)
@@ -312,13 +321,14 @@ def test_three_and_four_players_run_a_generation(tmp_path, players, init):
 def test_the_cost_of_a_generation_in_the_docs_is_the_kept_measurement():
     docs = Path(__file__).resolve().parents[1] / "docs"
     page = (docs / "alphazero.md").read_text()
-    for players in (2, 4):
-        cost = json.loads((docs / "results" / "az" / f"cost-{players}p.json").read_text())
-        row = (f"| {players} | {cost['selfplay_s_in_process']:.1f} s | {cost['selfplay_s_workers_1']:.1f} s | "
+    for players, suffix, root, gumbel in ((2, "", "Gumbel", Config().gumbel), (4, "", "Gumbel", Config().gumbel),
+                                          (2, "-puct", "PUCT", 0), (4, "-puct", "PUCT", 0)):
+        cost = json.loads((docs / "results" / "az" / f"cost-{players}p{suffix}.json").read_text())
+        row = (f"| {players} | {root} | {cost['selfplay_s_in_process']:.1f} s | {cost['selfplay_s_workers_1']:.1f} s | "
                f"{cost['selfplay_s_workers_2']:.1f} s ({cost['speedup_2_workers']:.2f}x) | {cost['positions']:,} | "
                f"{cost['train_s']:.1f} s | {cost['gate_s']:.1f} s |")
         assert row in page
-        assert cost["sims"] == Config().sims and cost["games"] == 64
+        assert cost["sims"] == Config().sims and cost["games"] == 64 and cost["gumbel"] == gumbel
 
 
 @pytest.mark.slow
@@ -358,11 +368,15 @@ def test_sigterm_stops_at_once_with_no_worker_left_and_resume_finishes(tmp_path)
     assert json.loads((out / "state.json").read_text())["generation"] == 1
 
 
-def test_the_kept_run_can_resume_and_the_docs_show_its_files():
-    """training/az2p holds what --resume reads (the settings, the state, the learner of the last
-    generation, the best network, the results so far), and docs/results/az shows its log and curve."""
+@pytest.mark.parametrize(("name", "shown", "listed", "gumbel"),
+                         [("az2p", "2p", 13, 0), ("az2p-gumbel", "2p-gumbel", 8, 16),
+                          ("az4p-gumbel", "4p-gumbel", 13, 16)])
+def test_the_kept_runs_can_resume_and_the_docs_show_their_files(name, shown, listed, gumbel):
+    """training/NAME holds what --resume reads (the settings, the state, the learner of the last
+    generation, the best network, the results so far), docs/results/az shows its log and curve,
+    and the page lists its first gates."""
     root = Path(__file__).resolve().parents[1]
-    run = root / "training" / "az2p"
+    run = root / "training" / name
     state = json.loads((run / "state.json").read_text())
     g, best = state["generation"], state["best"]
     assert (run / "learner" / f"gen_{g:04d}.pt").is_file() and (run / "nets" / f"gen_{best:04d}.npz").is_file()
@@ -372,12 +386,17 @@ def test_the_kept_run_can_resume_and_the_docs_show_its_files():
     rows = list(csv.DictReader((run / "generations.csv").open()))
     assert [int(r["generation"]) for r in rows] == list(range(1, g + 1)) and int(rows[-1]["best"]) == best
     docs = root / "docs" / "results" / "az"
-    for kept, shown in (("generations.csv", "generations-2p.csv"), ("curve.csv", "curve-2p.csv"),
-                        ("curve.png", "curve-2p.png")):
-        assert (run / kept).read_bytes() == (docs / shown).read_bytes(), shown
+    for kept in ("generations.csv", "curve.csv", "curve.png"):
+        copy = docs / kept.replace(".", f"-{shown}.")
+        assert (run / kept).read_bytes() == copy.read_bytes(), copy.name
     page = (root / "docs" / "alphazero.md").read_text()
-    rates = ", ".join(f"{100 * float(r['gate_win_rate']):.1f}" for r in rows[:13])
-    assert rates in page
+    rates = ", ".join(f"{100 * float(r['gate_win_rate']):.1f}" for r in rows[:listed])
+    assert f"| 1-{listed} | {rates}% of 200 games against generation 0" in page
+    from bali_env.apps.cli import parse_command
+    from bali_env.training.alphazero.command import config_from
+
+    saved = config_from(parse_command(["az", "--resume", str(run)]))
+    assert saved.gumbel == gumbel and saved.sims == 128  # az2p was written before --gumbel: a PUCT root
 
 
 def test_the_second_runs_gates_in_the_docs_are_its_log():
@@ -387,3 +406,105 @@ def test_the_second_runs_gates_in_the_docs_are_its_log():
     page = " ".join((root / "docs" / "alphazero.md").read_text().split())
     assert f"{rates} and {100 * float(rows[-1]['gate_win_rate']):.1f}%" in page
     assert f"{sum(int(r['positions']) for r in rows):,} positions" in page
+
+
+def test_sequential_halving_follows_mctx_schedule():
+    """Four actions and 20 descents: 2 phases; 2 visits each to the 4, then the best 2 share the
+    rest (mctx's get_sequence_of_considered_visits); one action: every descent to it."""
+    from bali_env.agents.puct_search import halving_schedule
+
+    np.testing.assert_array_equal(halving_schedule(4, 20), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
+    np.testing.assert_array_equal(halving_schedule(1, 5), np.arange(5))
+    assert len(halving_schedule(16, 32)) == 32 and (halving_schedule(16, 32)[:16] == 0).all()
+
+
+def test_the_halving_choice_takes_the_best_scaled_q_among_the_actions_due():
+    """A root whose four children have 1, 1, 1 and 2 visits, mean win shares 0.2, 0.9, 0.5, 1.0,
+    equal Gumbel scores: the descent due at visit count 1 takes action 1 (the best q among the
+    three with one visit), not action 3 (two visits); with action 1's score 10 lower, action 2."""
+    from bali_env.agents.puct_search import _halving_choice
+
+    child = np.full((6, 44), -1, dtype=np.int32)
+    child[0, :4] = [1, 2, 3, 4]
+    visits = np.array([7, 1, 1, 1, 2, 0])  # the root: its evaluation, five descents, and this one
+    value = np.array([0.0, 0.2, 0.9, 0.5, 2.0, 0.0])
+    weights = np.ones((6, 44), dtype=np.float32)
+    mask = np.zeros(44, dtype=np.int8)
+    mask[:4] = 1
+    score = np.where(mask > 0, 0.0, -np.inf)
+    halving = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    scratch = np.zeros((4, 44))
+    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == 1
+    score[1] = -10.0
+    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == 2
+    visits[0] = 2 + len(halving)  # the schedule is spent: PUCT decides
+    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == -1
+
+
+def test_a_gumbel_root_spends_its_descents_as_sequential_halving_says():
+    """At every root the visits, sorted, are the schedule's (as many actions reach v + 1 visits as
+    the schedule has descents due at v); the action chosen is among the most visited; a row
+    searched alone is searched the same; the agent plays the search's choice."""
+    from bali_env.agents.puct import PolicySearchAgent
+    from bali_env.agents.puct_search import halving_schedule
+
+    policy = ExportedPolicy(shipped_policy(2))
+    obs, masks = _choices(2, range(8))
+    keys = np.arange(1, 9, dtype=np.uint64) * np.uint64(104729)
+    search = PolicySearchAgent(seed=0, sims=24, leaves=4, gumbel=16)
+    root = search.search_root(obs, masks, keys, policy)
+    for i in range(len(obs)):
+        due = halving_schedule(min(16, int(masks[i].sum())), 24)
+        reached = np.array([(due == v).sum() for v in range(due.max() + 1)])
+        expected = [int((reached > k).sum()) for k in range(int(masks[i].sum()))]
+        np.testing.assert_array_equal(np.sort(root["visits"][i][masks[i] > 0])[::-1], expected)
+        assert root["visits"][i, root["action"][i]] == root["visits"][i].max()
+    alone = search.search_root(obs[5:6], masks[5:6], keys[5:6], policy)
+    np.testing.assert_array_equal(alone["visits"][0], root["visits"][5])
+    assert alone["action"][0] == root["action"][5]
+    np.testing.assert_array_equal(search.act_batch_keyed(obs, masks, keys), root["action"])
+
+
+def test_gumbel_self_play_plays_the_search_choice_and_keeps_the_improved_policy():
+    """The first kept decision of a Gumbel self-play game, searched again with its key: the move
+    played is the search's choice and the policy row its improved policy."""
+    from bali_env.agents.base import decision_keys
+    from bali_env.agents.puct import PolicySearchAgent
+    from bali_env.training.alphazero.selfplay import improved_policy
+
+    policy = ExportedPolicy(shipped_policy(2))
+    job = job_for(policy, 2, seed=5, sims=16, c=1.5, leaves=4, temp_moves=6, noise=(0.5, 0.25), gumbel=8)
+    assert job["noise"] is None and job["target"] == "improved"
+    rows = play_chunk(job, [0])
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=deal_seed(5, 0))
+    decision = 0
+    while env.observe(env.agent_selection)["action_mask"].sum() < 2:
+        env.step(int(np.argmax(env.observe(env.agent_selection)["action_mask"])))
+        decision += 1
+    o = env.observe(env.agent_selection)
+    key = decision_keys(5, np.array([0]), np.array([env.agents.index(env.agent_selection)]), np.array([decision]))
+    search = PolicySearchAgent(seed=0, sims=16, leaves=4, gumbel=8)
+    root = search.search_root(o["observation"][None], o["action_mask"][None], key, policy)
+    assert rows["action"][0] == root["action"][0]
+    np.testing.assert_allclose(rows["policy"][0], improved_policy(root, o["action_mask"][None] > 0)[0], rtol=1e-6)
+
+
+def test_the_gumbel_benchmark_prints_and_writes_what_it_measured(tmp_path, capsys):
+    from benchmarks import gumbel
+
+    assert gumbel.main(["--games", "2", "--sims", "4", "--workers", "1", "--out", str(tmp_path / "g.json")]) == 0
+    said = capsys.readouterr().out
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert [(m["sims"], m["root"], m["games"]) for m in data["matches"]] == [(4, "puct", 2), (4, "gumbel", 2)]
+    assert all(line in said for line in gumbel.table(data["matches"]))
+
+
+def test_the_gumbel_comparison_in_the_docs_is_the_kept_measurement():
+    from benchmarks import gumbel
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    data = json.loads((docs / "results" / "az" / "gumbel-vs-puct-2p.json").read_text())
+    page = (docs / "alphazero.md").read_text()
+    assert "\n".join(gumbel.table(data["matches"])) in page
+    assert data["seed"] == gumbel.SEED and all(m["games"] == 400 for m in data["matches"])

@@ -71,7 +71,8 @@ def test_a_policy_without_a_value_head_is_refused(tmp_path):
     with pytest.raises(ValueError, match="bali fit-value"):
         make_agent(f"ppo+search:path={_without_head(tmp_path)}")
     for spec, error in (("ppo+search:sims=0", ValueError), ("ppo+search:leaves=-1", ValueError),
-                        ("ppo+search:c=-1", ValueError), ("ppo+search:sims=2.5", TypeError)):
+                        ("ppo+search:c=-1", ValueError), ("ppo+search:sims=2.5", TypeError),
+                        ("ppo+search:gumbel=-1", ValueError)):
         with pytest.raises(error, match="ppo\\+search setting"):
             make_agent(spec)
 
@@ -144,12 +145,18 @@ def test_the_search_reads_only_the_observation(valued):
     two = agent.search(ob["observation"][None], mask, key, policy)
     np.testing.assert_array_equal(one, two)
     assert one.sum() == 16
+    gumbel = PolicySearchAgent(seed=0, sims=16, leaves=4, path=valued, gumbel=16)
+    one, two = (gumbel.search_root(o["observation"][None], mask, key, policy) for o in (oa, ob))
+    np.testing.assert_array_equal(one["visits"], two["visits"])
+    assert one["action"] == two["action"]
 
 
-def test_plays_whole_games_deterministically(valued):
-    """The same seed plays the same 2-player game against greedy; every move is legal."""
+@pytest.mark.parametrize("gumbel", [0, 16])
+def test_plays_whole_games_deterministically(valued, gumbel):
+    """The same seed plays the same 2-player game against greedy, with a PUCT root and with
+    Gumbel's; every move is legal."""
     def play(seed):
-        bots = [PolicySearchAgent(seed=1, sims=12, leaves=4, path=valued), make_agent("greedy", seed=2)]
+        bots = [PolicySearchAgent(seed=1, sims=12, leaves=4, path=valued, gumbel=gumbel), make_agent("greedy", seed=2)]
         return play_checked(bots, seed, num_players=2)
 
     assert play(21) == play(21)

@@ -12,7 +12,7 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 | ``greedy/`` | ``greedy``: the hand-written heuristic, one scoring kernel per decision (its docstring maps it) |
 | ``mcts.py``, ``mcts_search.py`` | ``mcts``: information-set Monte Carlo tree search; its Numba kernels |
 | ``ppo.py``, ``features.py`` | ``ppo``: an exported policy played by a NumPy forward pass; its input features |
-| ``puct.py``, ``puct_search.py`` | ``ppo+search``: search guided by a policy and its value head (PUCT); its kernels |
+| ``puct.py``, ``puct_search.py`` | ``ppo+search``: policy-guided search (PUCT, or Gumbel's root); its kernels |
 | ``threads.py`` | the threads a decision may use now: BLAS on one, Numba's kernels on the idle cores |
 | ``sb3.py`` | ``sb3:PATH``: a stable-baselines3 model file as an agent |
 | ``policies/`` | the shipped policies (``bali_2p.npz``, ``bali_4p.npz``); how they were made: ``training/README.md`` |

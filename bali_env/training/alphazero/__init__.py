@@ -2,7 +2,8 @@
 
 The network is an exported policy's two MLPs (the actor and the value head, ``bali_env.agents.ppo``'s
 ``.npz``, which plays without torch); the search is ``ppo+search``'s information-set PUCT
-(``bali_env.agents.puct``); the matches are tournaments (``bali_env.arena``). One job per module:
+(``bali_env.agents.puct``; its root PUCT too, or Gumbel MuZero's sequential halving with
+``--gumbel``); the matches are tournaments (``bali_env.arena``). One job per module:
 
 | module | what |
 |---|---|

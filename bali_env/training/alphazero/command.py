@@ -30,6 +30,8 @@ from .loop import RESUMABLE, Config, Run
 
 OUTPUTS = ("config.json", "state.json", "nets", "buffer", "summary.json")  #: what a run writes in OUT
 DEFAULTS = Config()
+#: what a setting meant in a ``config.json`` written before the setting existed (``--resume`` of an older run)
+BEFORE = {"gumbel": 0}
 
 
 def parents() -> list[argparse.ArgumentParser]:
@@ -46,10 +48,13 @@ FLAGS: list[tuple[str, Any, str]] = [
     ("sims", int, "search descents per self-play decision"),
     ("leaves", int, "descents per tree per round"),
     ("c", float, "the search's exploration weight"),
-    ("temp-moves", int, "decisions of a game whose move is drawn from the visit shares"),
-    ("noise-alpha", float, "Dirichlet noise on the root's priors in self-play, 0 for none"),
-    ("noise-eps", float, "the noise's weight"),
-    ("target", ("visits", "improved"), "the policy target: the visit shares or Gumbel MuZero's improved policy"),
+    ("gumbel", int, "actions Gumbel root selection considers in self-play (sequential halving, the improved-policy "
+     "target, the chosen move played; 16 is Gumbel MuZero's), 0 for a PUCT root with noise and drawn moves"),
+    ("temp-moves", int, "with --gumbel 0: decisions of a game whose move is drawn from the visit shares"),
+    ("noise-alpha", float, "with --gumbel 0: Dirichlet noise on the root's priors in self-play, 0 for none"),
+    ("noise-eps", float, "with --gumbel 0: the noise's weight"),
+    ("target", ("visits", "improved"), "with --gumbel 0: the policy target, the visit shares or Gumbel MuZero's "
+     "improved policy"),
     ("train-steps", int, "Adam steps per generation"),
     ("batch", int, "rows per training step"),
     ("lr", float, "Adam learning rate"),
@@ -100,7 +105,8 @@ def config_from(args: argparse.Namespace) -> Config:
             raise UsageError(f"--resume {str(args.resume)!r}: no readable config.json of a bali az run "
                              f"({exc})") from None
         changed = {k: values[k] for k in RESUMABLE if k in values}
-        values = {**{f.name: stored.get(f.name, getattr(DEFAULTS, f.name)) for f in fields(Config)}, **changed}
+        values = {**{f.name: stored.get(f.name, BEFORE.get(f.name, getattr(DEFAULTS, f.name))) for f in fields(Config)},
+                  **changed}
     cfg = Config(**values)
     check(cfg)
     return cfg
@@ -117,7 +123,7 @@ def check(cfg: Config) -> None:
 def _check_numbers(cfg: Config) -> None:
     """The counts, rates and weights in their ranges."""
     at_least = {"generations": 1, "games": 1, "sims": 1, "leaves": 1, "temp_moves": 0, "train_steps": 1, "batch": 1,
-                "window": 1, "gate_games": 1, "eval_every": 0, "eval_games": 1, "chunk": 1, "workers": 1,
+                "window": 1, "gate_games": 1, "gumbel": 0, "eval_every": 0, "eval_games": 1, "chunk": 1, "workers": 1,
                 "torch_threads": 1}
     for name, low in at_least.items():
         if getattr(cfg, name) < low:
@@ -197,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
     if args.overwrite:
         remove_outputs(folder, (*OUTPUTS, "learner", "gate", "curve", "best.npz", "curve.csv", "curve.png",
                                 "generations.csv"))
+    root = f"Gumbel's root over {cfg.gumbel} actions" if cfg.gumbel else "a PUCT root"
     say(f"bali az: {cfg.players} players, generations to {cfg.generations}, {cfg.games} self-play games each "
-        f"({cfg.sims} descents a decision), {cfg.train_steps} training steps, gate of {cfg.gate_games} games; "
+        f"({cfg.sims} descents a decision, {root}), {cfg.train_steps} training steps, gate of {cfg.gate_games} games; "
         f"writing to {folder}" + (f"; no generation starts after {cfg.minutes:g} min" if cfg.minutes else ""))
     try:
         with lock_folder(folder):

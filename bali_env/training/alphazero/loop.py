@@ -52,10 +52,11 @@ class Config:
     sims: int = 128  #: search descents per decision in self-play
     c: float = 1.5  #: the search's exploration weight
     leaves: int = 8  #: descents per tree per round (the search's batch)
-    temp_moves: int = 20  #: decisions of a game whose move is drawn from the visit shares
-    noise_alpha: float = 0.5  #: the Dirichlet noise on the root's priors in self-play (0: none)
+    gumbel: int = 16  #: actions Gumbel root selection considers (0: a PUCT root); the target is then "improved"
+    temp_moves: int = 20  #: with a PUCT root: decisions of a game whose move is drawn from the visit shares
+    noise_alpha: float = 0.5  #: with a PUCT root: the Dirichlet noise on the root's priors in self-play (0: none)
     noise_eps: float = 0.25  #: its weight
-    target: str = "visits"  #: the policy target: "visits" (AlphaZero's) or "improved" (Gumbel MuZero's)
+    target: str = "visits"  #: the policy target with a PUCT root: "visits" (AlphaZero's) or "improved" (Gumbel's)
     train_steps: int = 500  #: Adam steps per generation
     batch: int = 512
     lr: float = 3e-4
@@ -81,7 +82,8 @@ RESUMABLE = ("generations", "workers", "backend", "ray_address", "minutes", "dev
 def selfplay_job(cfg: Config, policy: Any, seed: int) -> dict[str, Any]:
     """The self-play job of a run's settings for the network ``policy``, dealt from ``seed``."""
     noise = (cfg.noise_alpha, cfg.noise_eps) if cfg.noise_alpha else None
-    return job_for(policy, cfg.players, seed, cfg.sims, cfg.c, cfg.leaves, cfg.temp_moves, noise, cfg.target)
+    return job_for(policy, cfg.players, seed, cfg.sims, cfg.c, cfg.leaves, cfg.temp_moves, noise, cfg.target,
+                   cfg.gumbel)
 
 
 def seed_for(seed: int, generation: int, stage: str) -> int:

@@ -17,9 +17,12 @@ the network's priors and value head at the leaves). At every decision with a cho
 The policy target is the search's root visit shares (``target="visits"``) or the improved
 policy of Gumbel MuZero (``"improved"``, ``improved_policy``); the value target is each seat's
 final win share (1 a win, 1/k a k-way shared win, 0 a loss), the deciding seat first, then the
-others in turn order. The root's priors are mixed with Dirichlet noise (``noise``: alpha and weight, AlphaZero's
-exploration), and the move played is drawn from the visit shares for the first ``temp_moves``
-decisions of a game, then the most visited. Game k is dealt from ``deal_seed(seed, k)`` and every
+others in turn order. With a PUCT root (``gumbel=0``) the root's priors are mixed with Dirichlet
+noise (``noise``: alpha and weight, AlphaZero's exploration), and the move played is drawn from
+the visit shares for the first ``temp_moves`` decisions of a game, then the most visited. With
+Gumbel root selection (``gumbel=m``: sequential halving over m actions, ``ppo+search``'s setting)
+the Gumbel noise explores and the move played is the one the search chose (Gumbel MuZero's
+self-play; ``noise`` and ``temp_moves`` do not apply). Game k is dealt from ``deal_seed(seed, k)`` and every
 decision's search and draw come from keys of (seed, game, seat, decision number), so a game plays
 out the same whichever chunk, worker or backend plays it, and a chunk's result depends on its
 games only. Forced moves are played without searching and leave no target.
@@ -35,12 +38,8 @@ import numpy as np
 DRAW_STREAM = 0x5DEECE66D
 
 
-#: Gumbel MuZero's scale of the completed Q-values (``sigma``: (C_VISIT + max visits) * C_SCALE * q)
-C_VISIT, C_SCALE = 50.0, 0.1
-
-
 def job_for(policy: Any, players: int, seed: int, sims: int, c: float, leaves: int, temp_moves: int,
-            noise: tuple[float, float] | None = None, target: str = "visits") -> dict[str, Any]:
+            noise: tuple[float, float] | None = None, target: str = "visits", gumbel: int = 0) -> dict[str, Any]:
     """What a worker needs to play a generation's chunks: the network's arrays (an
     ``ExportedPolicy`` with a value head: actor and value pairs, metadata) and the settings."""
     if target not in ("visits", "improved"):
@@ -48,25 +47,22 @@ def job_for(policy: Any, players: int, seed: int, sims: int, c: float, leaves: i
     weights, meta = policy.arrays()
     return {"weights": weights, "meta": meta, "value": policy.value_arrays(), "players": int(players),
             "seed": int(seed), "sims": int(sims), "c": float(c), "leaves": int(leaves), "temp_moves": int(temp_moves),
-            "noise": None if noise is None else (float(noise[0]), float(noise[1])), "target": target}
+            "noise": None if noise is None or gumbel else (float(noise[0]), float(noise[1])),
+            "target": "improved" if gumbel else target,
+            "gumbel": int(gumbel)}
 
 
 def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarray:
     """Gumbel MuZero's improved policy (Danihelka et al. 2022, eq. 11-12) from a search's root:
-    ``softmax(log prior + sigma(completed q))`` over the legal actions, where an unvisited
-    action's q is completed with the mixed value (the network's value and the visited actions'
-    q weighted by their priors) and ``sigma(q) = (C_VISIT + max visits) * C_SCALE * q``."""
-    visits = root["visits"].astype(np.float64)
-    prior = np.where(legal, root["prior"], 0.0)
-    seen = np.isfinite(root["q"]) & legal
-    q = np.where(seen, root["q"], 0.0)
-    total = visits.sum(axis=1)
-    seen_prior = np.where(seen, prior, 0.0).sum(axis=1)
-    weighted = np.where(seen, prior * q, 0.0).sum(axis=1)
-    mixed = (root["value"] + np.where(seen_prior > 0, total * weighted / np.maximum(seen_prior, 1e-30), 0.0)) \
-        / (1.0 + total)
-    completed = np.where(seen, q, mixed[:, None])
-    sigma = (C_VISIT + visits.max(axis=1, keepdims=True)) * C_SCALE * completed
+    ``softmax(log prior + sigma(completed q))`` over the legal actions, with sigma the search's
+    own (``puct_search.completed_sigma``: unvisited actions completed with the mixed value,
+    rescaled to [0, 1], scaled by (50 + max visits) * 0.1)."""
+    from bali_env.agents.puct_search import root_sigma
+
+    prior = np.where(legal, root["prior"], 0.0).astype(np.float64)
+    sigma = np.zeros(prior.shape, dtype=np.float64)
+    root_sigma(np.ascontiguousarray(root["visits"], dtype=np.int64), np.ascontiguousarray(root["q"], dtype=np.float64),
+               prior, np.ascontiguousarray(root["value"], dtype=np.float64), np.ascontiguousarray(legal), sigma)
     logits = np.where(legal, np.log(np.maximum(prior, 1e-30)) + sigma, -np.inf)
     logits -= logits.max(axis=1, keepdims=True)
     out = np.exp(logits)
@@ -85,7 +81,8 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
     from bali_env.envs.batched import BaliVectorEnv
 
     policy = ExportedPolicy.from_arrays(job["weights"], job["meta"], value=job["value"])
-    searcher = PolicySearchAgent(seed=0, sims=job["sims"], c=job["c"], leaves=job["leaves"])
+    searcher = PolicySearchAgent(seed=0, sims=job["sims"], c=job["c"], leaves=job["leaves"],
+                                 gumbel=job.get("gumbel", 0))
     n, players, seed = len(games), job["players"], job["seed"]
     numbers = np.asarray(games, dtype=np.int64)
     env = BaliVectorEnv(n, num_players=players, seed=0, parallel=False)
@@ -113,6 +110,8 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
                 drawn = np.minimum((np.cumsum(shares_of_visits, axis=1) <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
                 drawn = np.where(masks[rows, drawn] > 0, drawn, np.argmax(visits, axis=1))  # u at the very top
                 actions[rows] = np.where(decision[rows] < job["temp_moves"], drawn, np.argmax(visits, axis=1))
+                if searcher.gumbel:
+                    actions[rows] = root["action"]
                 kept["input"].append(policy.input(obs[rows], masks[rows], checked=True))
                 kept["action_mask"].append(masks[rows].copy())
                 kept["policy"].append(goal.astype(np.float32))
@@ -153,4 +152,4 @@ def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
-__all__ = ["C_SCALE", "C_VISIT", "DRAW_STREAM", "improved_policy", "job_for", "merge", "play_chunk", "targets"]
+__all__ = ["DRAW_STREAM", "improved_policy", "job_for", "merge", "play_chunk", "targets"]
