@@ -425,6 +425,20 @@ def ways_table() -> str:
     return "\n".join(lines)
 
 
+def busy_table() -> str:
+    """docs/benchmarks.md's table of a search decision quiet and beside a competing process, both
+    timed in one run (``python -m bali_env.bench.search --out docs/results/search-busy.json``)."""
+    run = load("search-busy")
+    lines = [f"Measured on {run['date']} by `python -m bali_env.bench.search --out docs/results/search-busy.json` "
+             "(`docs/results/search-busy.json`), quiet and busy in the same run, milliseconds a decision one at "
+             "a time in 2 players:", "", "| agent | quiet | beside a competing process | busy / quiet |",
+             "|---|---|---|---:|"]
+    for spec, r in run["search"].items():
+        quiet, busy = r["ms_per_decision"], r["ms_per_decision_busy"]
+        lines.append(f"| `{spec}` | {quiet:.1f} ms | {busy:.1f} ms | {busy / quiet:.2f} |")
+    return "\n".join(lines)
+
+
 #: the generated blocks: (page, marker name) -> what writes it
 BLOCKS = {
     ("README.md", "exploit"): lambda: exploit_table(),
@@ -432,6 +446,7 @@ BLOCKS = {
     ("README.md", "headline"): lambda: headline_table(),
     ("README.md", "speed"): lambda: speed_table(),
     ("docs/benchmarks.md", "bench"): lambda: bench_table(),
+    ("docs/benchmarks.md", "busy"): lambda: busy_table(),
     ("docs/training.md", "throughput"): lambda: throughput_table(),
     ("docs/environment.md", "ways"): lambda: ways_table(),
 }

@@ -187,3 +187,26 @@ def test_search_bench_lines_name_the_player_count_and_keep_the_goal_for_two():
     assert four == ["ppo+search (sims=800, 4 players): 31.2 ms a decision one at a time, 4.5 ms in batches of 64"]
     assert old == ["ppo+search (sims=800, 2 players): 31.2 ms a decision one at a time (goal: at most 20 ms), "
                    "4.5 ms in batches of 64"]
+
+
+def test_search_bench_out_keeps_quiet_and_busy_figures_of_one_run(tmp_path, monkeypatch, capsys):
+    """``--out FILE`` writes what was printed, with the date and the machine, and the docs' busy
+    table reads a file of that shape (busy / quiet from the same run)."""
+    import datetime
+
+    from bali_env.bench import search
+
+    row = {"players": 2, "settings": {"sims": 800}, "ms_per_decision": 40.0, "ms_per_decision_batched": 20.0,
+           "ms_per_decision_busy": 50.0, "decisions": 1, "batch": 64}
+    monkeypatch.setattr(search, "bench_search", lambda decisions, players: {"ppo+search": row})
+    out = tmp_path / "kept" / "search-busy.json"
+    assert search.main(["--decisions", "1", "--out", str(out)]) == {"ppo+search": row}
+    kept = json.loads(out.read_text())
+    assert kept["date"] == datetime.date.today().isoformat() and kept["machine"]["cores"] >= 1
+    assert kept["search"] == {"ppo+search": row}
+    assert f"wrote {out}" in capsys.readouterr().out
+
+    from benchmarks import figures
+
+    monkeypatch.setattr(figures, "load", lambda name: kept)
+    assert "| `ppo+search` | 40.0 ms | 50.0 ms | 1.25 |" in figures.busy_table().splitlines()

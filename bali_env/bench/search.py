@@ -103,8 +103,8 @@ def summary(results: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """``python -m bali_env.bench.search [--decisions N] [--players P]``: measure, print the lines, return the
-    figures."""
+    """``python -m bali_env.bench.search [--decisions N] [--players P] [--out FILE]``: measure, print the lines,
+    return the figures (and write them, with the date and the machine, to ``FILE`` as JSON)."""
     import argparse
 
     from bali_env.engine import flags
@@ -115,12 +115,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                 parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy")])
     p.add_argument("--decisions", type=arg_type(check_int, 1, 64), default=20,
                    help="positions timed one at a time, 1..64 (default 20)")
+    p.add_argument("--out", metavar="FILE", help="also write the figures there as JSON, with the date and the machine")
     args = p.parse_args(argv)
     if args.players not in SHIPPED_PLAYERS:
         p.error(f"--players must be 2 or 4 (the counts with a shipped policy), got {args.players}")
     results = bench_search(args.decisions, args.players)
     for line in summary(results):
         print(line)
+    if args.out:
+        import datetime
+        import json
+
+        from bali_env.bench.run import machine_info
+        from bali_env.files import write_text
+
+        kept = {"date": datetime.date.today().isoformat(), "machine": machine_info(), "search": results}
+        print(f"wrote {write_text(args.out, json.dumps(kept, indent=1) + chr(10))}")
     return results
 
 
