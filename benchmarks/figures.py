@@ -18,6 +18,7 @@ Passages about earlier policies and experiments, whose runs were not kept, stand
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import re
 import sys
@@ -135,8 +136,8 @@ AZ_RUNS = tuple(Path(__file__).resolve().parent.parent / "training" / name
 def az_figures() -> set[str]:
     """The win rates the AlphaZero page quotes: the kept tournaments of ``docs/results/az/`` (the
     first participant's), the matches of the kept root comparison (``benchmarks.gumbel``), and
-    every gate and curve match of the kept ``bali az`` runs (``AZ_RUNS``), and their first n gates
-    pooled."""
+    every gate and curve match of the kept ``bali az`` runs (``AZ_RUNS``), their first n gates
+    pooled, and their gates against one best pooled (from the first against it)."""
     out = set()
     for path in sorted((RESULTS_DIR / "az").glob("*.json")):
         doc = json.loads(path.read_text())
@@ -150,9 +151,18 @@ def az_figures() -> set[str]:
             doc = json.loads(path.read_text())
             for r in doc if isinstance(doc, list) else [doc]:
                 out.add(rate_text(r["win_rate"], r["ci_low"], r["ci_high"]))
+        gates = [json.loads(path.read_text()) for path in sorted(run.glob("gate/*.json"))]
         wins = games = 0.0
-        for path in sorted(run.glob("gate/*.json")):  # the gates of generations 1..n pooled, for every n
-            doc = json.loads(path.read_text())
+        for doc in gates:  # the gates of generations 1..n pooled, for every n
+            wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
+            out.add(rate_text(wins / games, *wilson_interval(wins, games)))
+        # and the gates against one best pooled, from the first against it to every later one
+        rows = list(csv.DictReader((run / "generations.csv").open()))
+        opponents = [0] + [int(r["best"]) for r in rows[:-1]]  # the best a generation's gate played
+        wins = games = 0.0
+        for k, doc in enumerate(gates):
+            if k and opponents[k] != opponents[k - 1]:
+                wins = games = 0.0
             wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
             out.add(rate_text(wins / games, *wilson_interval(wins, games)))
     return out

@@ -488,6 +488,8 @@ def test_gumbel_self_play_plays_the_search_choice_and_keeps_the_improved_policy(
     root = search.search_root(o["observation"][None], o["action_mask"][None], key, policy)
     assert rows["action"][0] == root["action"][0]
     np.testing.assert_allclose(rows["policy"][0], improved_policy(root, o["action_mask"][None] > 0)[0], rtol=1e-6)
+    recomputed = improved_policy({k: v for k, v in root.items() if k != "sigma"}, o["action_mask"][None] > 0)
+    np.testing.assert_array_equal(improved_policy(root, o["action_mask"][None] > 0), recomputed)  # the kept sigma
 
 
 def test_the_gumbel_benchmark_prints_and_writes_what_it_measured(tmp_path, capsys):

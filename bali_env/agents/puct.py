@@ -130,7 +130,8 @@ class PolicySearchAgent(Agent):
         ``(1 - eps) * prior + eps * noise``, AlphaZero's exploration in self-play (drawn from
         each row's key, so a row's search still depends on its key only). With the ``gumbel``
         setting the root is Gumbel's (the module docstring; noise drawn from each row's key, and
-        ``noise`` should be None) and ``action`` is the action it chose."""
+        ``noise`` should be None), ``action`` is the action it chose and ``sigma`` the
+        ``puct_search.root_sigma`` of its completed q that chose it."""
         trees, per = len(obs), self.leaves
         players = MIN_PLAYERS + int(np.argmax(obs[0, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS]))
         cap = -(-self.sims // per) * per + 2  # at most one new node a descent, and the root
@@ -184,6 +185,7 @@ class PolicySearchAgent(Agent):
             K.root_sigma(out, q, prior, root_value, np.ascontiguousarray(masks > 0), sigma)
             top = (out == out.max(axis=1, keepdims=True)) & (masks > 0)
             found["action"] = np.argmax(np.where(top, score + sigma, -np.inf), axis=1)
+            found["sigma"] = sigma  # the improved policy's too (self-play's target)
         return found
 
 

@@ -10,7 +10,8 @@ Every flag is checked before anything runs (exit 2); ``--out`` follows the rule 
 that writes a folder (``bali_env.files.check_out_folder``: an unfinished run is continued with
 ``--resume OUT``, a run is replaced only with ``--overwrite``). ``--resume OUT`` takes the run's
 ``config.json``; only ``loop.RESUMABLE`` may be given again (more generations, other workers or
-backend, a time budget), none of which changes what the run computes. Ctrl-C stops at once and
+backend, a time budget: none of them changes what the run computes; or another ``--device``, whose
+arithmetic differs from the last one's in the last bits). Ctrl-C stops at once and
 loses nothing written (exit 130); ``--resume`` goes on from there. Needs torch (the train extra).
 """
 

@@ -56,13 +56,17 @@ def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarra
     """Gumbel MuZero's improved policy (Danihelka et al. 2022, eq. 11-12) from a search's root:
     ``softmax(log prior + sigma(completed q))`` over the legal actions, with sigma the search's
     own (``puct_search.completed_sigma``: unvisited actions completed with the mixed value,
-    rescaled to [0, 1], scaled by (50 + max visits) * 0.1)."""
+    rescaled to [0, 1], scaled by (50 + max visits) * 0.1; taken from ``root["sigma"]`` when the
+    search left it there)."""
     from bali_env.agents.puct_search import root_sigma
 
     prior = np.where(legal, root["prior"], 0.0).astype(np.float64)
-    sigma = np.zeros(prior.shape, dtype=np.float64)
-    root_sigma(np.ascontiguousarray(root["visits"], dtype=np.int64), np.ascontiguousarray(root["q"], dtype=np.float64),
-               prior, np.ascontiguousarray(root["value"], dtype=np.float64), np.ascontiguousarray(legal), sigma)
+    sigma = root.get("sigma")  # a Gumbel root's search has it already
+    if sigma is None:
+        sigma = np.zeros(prior.shape, dtype=np.float64)
+        root_sigma(np.ascontiguousarray(root["visits"], dtype=np.int64),
+                   np.ascontiguousarray(root["q"], dtype=np.float64), prior,
+                   np.ascontiguousarray(root["value"], dtype=np.float64), np.ascontiguousarray(legal), sigma)
     logits = np.where(legal, np.log(np.maximum(prior, 1e-30)) + sigma, -np.inf)
     logits -= logits.max(axis=1, keepdims=True)
     out = np.exp(logits)
