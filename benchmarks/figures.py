@@ -130,7 +130,7 @@ def example_figures() -> set[str]:
 
 
 AZ_RUNS = tuple(Path(__file__).resolve().parent.parent / "training" / name
-                for name in ("az2p", "az2p-gumbel", "az4p-gumbel"))  #: the kept ``bali az`` runs
+                for name in ("az2p", "az2p-gumbel", "az4p-gumbel", "az4p-gumbel4"))  #: the kept ``bali az`` runs
 
 
 def az_figures() -> set[str]:

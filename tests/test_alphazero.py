@@ -370,7 +370,7 @@ def test_sigterm_stops_at_once_with_no_worker_left_and_resume_finishes(tmp_path)
 
 @pytest.mark.parametrize(("name", "shown", "listed", "gumbel"),
                          [("az2p", "2p", 13, 0), ("az2p-gumbel", "2p-gumbel", 8, 16),
-                          ("az4p-gumbel", "4p-gumbel", 13, 16)])
+                          ("az4p-gumbel", "4p-gumbel", 13, 16), ("az4p-gumbel4", "4p-gumbel4", 25, 4)])
 def test_the_kept_runs_can_resume_and_the_docs_show_their_files(name, shown, listed, gumbel):
     """training/NAME holds what --resume reads (the settings, the state, the learner of the last
     generation, the best network, the results so far), docs/results/az shows its log and curve,
@@ -510,3 +510,21 @@ def test_the_gumbel_comparison_in_the_docs_is_the_kept_measurement():
     page = (docs / "alphazero.md").read_text()
     assert "\n".join(gumbel.table(data["matches"])) in page
     assert data["seed"] == gumbel.SEED and all(m["games"] == 400 for m in data["matches"])
+
+
+def test_the_roots_self_play_benchmark_prints_writes_and_the_docs_quote_its_kept_runs(tmp_path, capsys):
+    """``benchmarks.roots_selfplay`` times both roots in alternating rounds, prints and writes what it
+    measured; the AlphaZero page quotes the kept 2- and 4-player runs' figures."""
+    from benchmarks import roots_selfplay
+
+    assert roots_selfplay.main(["--games", "1", "--rounds", "2", "--sims", "4", "--out", str(tmp_path / "r.json")]) == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [(m["round"], m["gumbel"]) for m in data["rounds_measured"]] == [(0, 16), (0, 0), (1, 0), (1, 16)]
+    assert roots_selfplay.summary(data) in capsys.readouterr().out
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "alphazero.md").read_text().split())
+    for players in (2, 4):
+        kept = json.loads((Path(__file__).resolve().parents[1] / "docs" / "results" / "az"
+                           / f"roots-selfplay-{players}p.json").read_text())
+        gumbel, puct = kept["gumbel"]["ms_per_position"], kept["puct"]["ms_per_position"]
+        quoted = page.replace("ms a position against PUCT's ", "against ")
+        assert f"{gumbel:.2f} against {puct:.2f} in {players}" in quoted

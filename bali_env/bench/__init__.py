@@ -6,6 +6,7 @@
 | ``pictures.py`` | what the pictures cost: the SVG, an ``rgb_array`` frame, an HTML replay |
 | ``bots.py`` | what the bot protocol costs, and a tournament that survives a bad bot |
 | ``search.py`` | what a decision of the search agents costs (``python -m bali_env.bench.search``) |
+| ``machine.py`` | the machine a measurement ran on (CPU, cores, versions), kept beside the figures |
 | ``ways.py`` | every way into the game (AEC, Gymnasium, vector, SB3, batch, OpenSpiel), its speed |
 | ``first_legal_bot.py``, ``faulty_bot.py`` | the bots those measurements run (the second misbehaves on purpose) |
 

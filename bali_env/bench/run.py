@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import subprocess
@@ -51,29 +50,7 @@ from typing import Any
 
 import numpy as np
 
-
-# ----------------------------------------------------------------------------- machine
-def machine_info() -> dict[str, Any]:
-    """CPU model, core count and the versions that matter for the numbers."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {"python": platform.python_version()}
-    for mod in ("numpy", "numba", "pettingzoo", "gymnasium", "pyspiel", "rlcard"):
-        try:
-            m = __import__(mod)
-            versions[mod] = getattr(m, "__version__", "installed")
-        except Exception:  # noqa: BLE001 - an anchor may be missing or broken
-            versions[mod] = None
-    import bali_env
-
-    versions["bali_env"] = bali_env.__version__
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "versions": versions}
+from .machine import machine_info
 
 
 # ----------------------------------------------------------------------------- start-up

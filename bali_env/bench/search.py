@@ -103,8 +103,8 @@ def summary(results: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """``python -m bali_env.bench.search [--decisions N] [--players P] [--out FILE]``: measure, print the lines,
-    return the figures (and write them, with the date and the machine, to ``FILE`` as JSON)."""
+    """``python -m bali_env.bench.search [--decisions N] [--players P] [--out OUT]``: measure, print the lines,
+    return the figures (and write them, with the date and the machine, to ``OUT`` as JSON)."""
     import argparse
 
     from bali_env.engine import flags
@@ -112,10 +112,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     p = argparse.ArgumentParser(prog="python -m bali_env.bench.search", description="ms a decision of mcts and "
                                 "ppo+search, one at a time and in batches of 64",
-                                parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy")])
+                                parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy"),
+                                         flags.out("also write the figures there as JSON, with the date and the "
+                                                   "machine")])
     p.add_argument("--decisions", type=arg_type(check_int, 1, 64), default=20,
                    help="positions timed one at a time, 1..64 (default 20)")
-    p.add_argument("--out", metavar="FILE", help="also write the figures there as JSON, with the date and the machine")
     args = p.parse_args(argv)
     if args.players not in SHIPPED_PLAYERS:
         p.error(f"--players must be 2 or 4 (the counts with a shipped policy), got {args.players}")
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         import datetime
         import json
 
-        from bali_env.bench.run import machine_info
+        from bali_env.bench.machine import machine_info
         from bali_env.files import write_text
 
         kept = {"date": datetime.date.today().isoformat(), "machine": machine_info(), "search": results}
