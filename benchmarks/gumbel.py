@@ -79,7 +79,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         from bali_env.files import write_text
 
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         write_text(args.out, json.dumps({"players": args.players, "seed": SEED, "considered": CONSIDERED,
                                          "matches": rows}, indent=1) + "\n")
         print(f"wrote {args.out}")

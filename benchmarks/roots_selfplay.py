@@ -11,7 +11,6 @@ moved into place). Run it on a quiet machine: it is a timing. The kernels are co
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from typing import Any
@@ -62,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     from bali_env.engine import flags
     from bali_env.engine.validate import arg_type, check_int
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.roots_selfplay", description=__doc__.split("\n\n")[0],
-                                     parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy"),
-                                              flags.games(16, "games per root and round"),
-                                              flags.out("write the result there as JSON")])
+    parser = flags.Parser(prog="python -m benchmarks.roots_selfplay", description=__doc__.split("\n\n")[0],
+                          parents=[flags.players(2, detail="2 or 4, the counts with a shipped policy"),
+                                   flags.games(16, "games per root and round"),
+                                   flags.out("write the result there as JSON")])
     parser.add_argument("--rounds", type=arg_type(check_int, 1, 100), default=4, help="rounds (default 4)")
     parser.add_argument("--sims", type=arg_type(check_int, 2, 4096), default=128,
                         help="descents a decision (default 128)")

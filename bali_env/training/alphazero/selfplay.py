@@ -109,13 +109,15 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
                 visits = root["visits"].astype(np.float64)
                 shares_of_visits = visits / visits.sum(axis=1, keepdims=True)
                 goal = shares_of_visits if job["target"] == "visits" else improved_policy(root, masks[rows] > 0)
-                draws = decision_keys(seed ^ DRAW_STREAM, numbers[rows], seats[rows], decision[rows])
-                u = (draws >> np.uint64(11)).astype(np.float64) / 2.0**53
-                drawn = np.minimum((np.cumsum(shares_of_visits, axis=1) <= u[:, None]).sum(axis=1), masks.shape[1] - 1)
-                drawn = np.where(masks[rows, drawn] > 0, drawn, np.argmax(visits, axis=1))  # u at the very top
-                actions[rows] = np.where(decision[rows] < job["temp_moves"], drawn, np.argmax(visits, axis=1))
-                if searcher.gumbel:
+                if searcher.gumbel:  # the search's choice
                     actions[rows] = root["action"]
+                else:  # drawn from the visit shares for the first temp_moves decisions, then the most visited
+                    draws = decision_keys(seed ^ DRAW_STREAM, numbers[rows], seats[rows], decision[rows])
+                    u = (draws >> np.uint64(11)).astype(np.float64) / 2.0**53
+                    drawn = np.minimum((np.cumsum(shares_of_visits, axis=1) <= u[:, None]).sum(axis=1),
+                                       masks.shape[1] - 1)
+                    drawn = np.where(masks[rows, drawn] > 0, drawn, np.argmax(visits, axis=1))  # u at the very top
+                    actions[rows] = np.where(decision[rows] < job["temp_moves"], drawn, np.argmax(visits, axis=1))
                 kept["input"].append(policy.input(obs[rows], masks[rows], checked=True))
                 kept["action_mask"].append(masks[rows].copy())
                 kept["policy"].append(goal.astype(np.float32))
