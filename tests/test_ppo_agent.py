@@ -106,23 +106,26 @@ def _rewrite_meta(source, path, meta_text):
 
 
 def test_policy_metadata_is_written_as_json_and_older_files_still_load(tmp_path):
-    """A policy written now stores its metadata as JSON; the shipped files (and any written before)
-    hold a Python literal, which still loads to the same policy; both are read by ``PolicyMeta``."""
+    """A policy written now stores its metadata as JSON (the shipped 2-player file, written by
+    ``bali az``); the shipped 4-player file (and any written before) holds a Python literal, which
+    still loads to the same policy; both are read by ``PolicyMeta``."""
     import json
 
     from bali_env.agents.ppo import PolicyMeta, read_meta, write_policy
 
-    shipped = ExportedPolicy(shipped_policy(2))
     with np.load(shipped_policy(2)) as data:
+        assert json.loads(str(data["meta"][0]))["num_players"] == 2
+    shipped = ExportedPolicy(shipped_policy(4))
+    with np.load(shipped_policy(4)) as data:
         old_text = str(data["meta"][0])
     assert old_text.startswith("{'format': 'bali-env/ppo-policy'")  # the shipped file: not rewritten
-    assert isinstance(shipped.info, PolicyMeta) and shipped.info.num_players == 2 and shipped.info.value_layers == 3
+    assert isinstance(shipped.info, PolicyMeta) and shipped.info.num_players == 4 and shipped.info.value_layers == 3
     path = write_policy(*shipped.arrays(), tmp_path / "new.npz", value=shipped.value_arrays())
     with np.load(path) as data:
         written = json.loads(str(data["meta"][0]))
-    assert written == shipped.meta == read_meta(path) == read_meta(shipped_policy(2))
+    assert written == shipped.meta == read_meta(path) == read_meta(shipped_policy(4))
     again = ExportedPolicy(path)
-    obs, mask = _observation(2)
+    obs, mask = _observation(4)
     assert np.array_equal(again.logits(obs[None], mask[None]), shipped.logits(obs[None], mask[None]))
     assert again.info == shipped.info and again.info.env_steps == shipped.meta["env_steps"] > 0
     older = ExportedPolicy(_rewrite_meta(path, tmp_path / "older.npz", repr(written)))  # as written before
@@ -172,3 +175,27 @@ def test_metadata_that_is_not_a_policys_is_refused_in_one_line(tmp_path, text):
     with pytest.raises(ValueError) as exc:
         ExportedPolicy(path)
     assert str(exc.value) == f"{NOT_A_POLICY}, got {str(path)!r}"
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_a_rows_outputs_do_not_depend_on_the_batch(num_players):
+    """Each row's logits and value, computed alone, in a pair or in the whole batch, are the same
+    bits (BLAS's one-row path rounds differently, and a tie between two copies of a card would then
+    break the other way for ``act`` and not for a batch)."""
+    from bali_env.agents.random_agent import RandomAgent
+
+    env = bali_env.raw_env(num_players=num_players)
+    env.reset(seed=5)
+    obs, masks, agent = [], [], RandomAgent(seed=5)
+    while len(obs) < 40 and not all(env.terminations.values()):
+        o = env.observe(env.agent_selection)
+        obs.append(o["observation"])
+        masks.append(o["action_mask"])
+        env.step(agent.act(o["observation"], o["action_mask"]))
+    policy = ExportedPolicy(shipped_policy(num_players))
+    x = policy.input(np.array(obs), np.array(masks))
+    logits, values = policy.forward(x), policy.seat_values(x, num_players)
+    for i in range(len(x)):
+        assert np.array_equal(policy.forward(x[i : i + 1])[0], logits[i]), i
+        assert np.array_equal(policy.seat_values(x[i : i + 1], num_players)[0], values[i]), i
+    assert np.array_equal(policy.forward(x[3:5]), logits[3:5])

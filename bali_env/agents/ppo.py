@@ -337,14 +337,23 @@ class ExportedPolicy:
         return np.concatenate([v[:, None], rest], axis=1)
 
     def _mlp(self, layers: Layers, x: np.ndarray) -> np.ndarray:
-        """One of the file's MLPs (the actor or the value head) over a prepared input."""
+        """One of the file's MLPs (the actor or the value head) over a prepared input.
+
+        A row's outputs are the same bits whatever else is in the batch (tested). BLAS takes
+        other paths for one row or one output column, whose sums round differently with the row
+        count, and a tie between two actions (two copies of a card) would then break one way for
+        ``act`` and the other in a batch. So a single row is computed as two, and a single output
+        (the 2-player value) as each row's own sum of products."""
+        one = x.shape[0] == 1
+        if one:
+            x = np.concatenate([x, x])
         last = len(layers) - 1
         for i, (w, b) in enumerate(layers):
-            x = x @ w
+            x = x @ w if w.shape[1] > 1 else (x * w[:, 0]).sum(axis=1, keepdims=True, dtype=x.dtype)
             x += b
             if i < last:
                 x = self.activation(x)
-        return x
+        return x[:1] if one else x
 
 
 class PPOAgent(Agent):

@@ -90,10 +90,20 @@ class PolicySearchAgent(Agent):
             raise ValueError(f"act takes one observation, got {obs.shape[0]}")
         return int(self.act_batch(obs, masks)[0])
 
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the agent's generator; the next search's key is ``seed`` itself, so ``seed(k)``
+        then ``act`` is what ``act_batch_keyed`` gives a row of key k (as ``mcts``)."""
+        super().seed(seed)
+        self._key = seed
+
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """One action per row (``act_batch_keyed`` with keys from the agent's generator)."""
-        keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64)
-        return self.act_batch_keyed(observations, action_masks, keys.astype(np.uint64))
+        """One action per row (``act_batch_keyed`` with keys from the agent's generator; the first
+        row's key is the seed, when it was just set)."""
+        keys = self.rng.integers(0, 2**63 - 1, size=len(np.atleast_2d(observations)), dtype=np.int64).astype(np.uint64)
+        if self._key is not None and len(keys):
+            keys[0] = self._key % 2**64
+            self._key = None
+        return self.act_batch_keyed(observations, action_masks, keys)
 
     @on_decision_threads
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
