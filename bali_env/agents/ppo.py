@@ -339,11 +339,10 @@ class ExportedPolicy:
     def _mlp(self, layers: Layers, x: np.ndarray) -> np.ndarray:
         """One of the file's MLPs (the actor or the value head) over a prepared input.
 
-        A row's outputs are the same bits whatever else is in the batch (tested). BLAS takes
-        other paths for one row or one output column, whose sums round differently with the row
-        count, and a tie between two actions (two copies of a card) would then break one way for
-        ``act`` and the other in a batch. So a single row is computed as two, and a single output
-        (the 2-player value) as each row's own sum of products."""
+        A row's outputs are the same bits whatever else is in the batch (tested), so ``act`` and
+        a batch choose alike even at a near-tie. BLAS takes other paths for one row or one output
+        column, whose sums round differently with the row count; so a single row is computed as
+        two, and a single output (the 2-player value) as each row's own sum of products."""
         one = x.shape[0] == 1
         if one:
             x = np.concatenate([x, x])
