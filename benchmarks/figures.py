@@ -48,8 +48,10 @@ class Claim:
 CLAIMS: tuple[Claim, ...] = (
     Claim("`ppo+search` (800 simulations a move) vs shipped `ppo`, 2 players", ("2p-search-ppo-seed1",),
           "ppo+search"),
-    Claim("`ppo+search` vs `mcts` (1,000 simulations a move), 2 players", ("2p-search-mcts-seed1",),
-          "ppo+search"),  # the seed-2 file, of the PPO policy, is in az/ppo-policy/: not played again yet
+    Claim("`ppo+search` vs `mcts` (1,000 simulations a move), 2 players",
+          ("2p-search-mcts-seed1", "2p-search-mcts-seed2"), "ppo+search"),
+    Claim("`ppo+search` vs `mcts`, 2 players, seed 1", ("2p-search-mcts-seed1",), "ppo+search", headline=False),
+    Claim("`ppo+search` vs `mcts`, 2 players, seed 2", ("2p-search-mcts-seed2",), "ppo+search", headline=False),
     Claim("`ppo+search` vs three shipped `ppo`, 4 players", ("4p-search-ppo-seed1",), "ppo+search",
           "(equal share 25%)"),
     Claim("`ppo+search` vs three `mcts`, 4 players", ("4p-search-mcts-seed1", "4p-search-mcts-seed2"),
@@ -382,6 +384,11 @@ def exploit_figure(run: dict) -> str:
     return rate_text(f["win_rate"], f["ci_low"], f["ci_high"])
 
 
+def exploit_budget(run: dict) -> str:
+    """A best response's budget as its command gave it: ``--minutes M`` or ``--steps N``."""
+    return f"--minutes {run['minutes']:g}" if run.get("steps") is None else f"--steps {run['steps']:.0f}"
+
+
 def exploit_table() -> str:
     """The README's exploitability table: per agent, the best response's final win rate."""
     lines = ["| agent | a fresh learner's win rate against it after the budget | env steps | command |",
@@ -391,7 +398,7 @@ def exploit_table() -> str:
         f = run["final"]
         lines.append(f"| `{run['agent']}` | **{rate}** {interval} of {f['games']:,} games "
                      f"(equal share {100 / run['players']:.0f}%) | {f['env_steps']:,} | `bali exploit {run['agent']} "
-                     f"--players {run['players']} --minutes {run['minutes']:g} --seed {run['seed']}` |")
+                     f"--players {run['players']} {exploit_budget(run)} --seed {run['seed']}` |")
     return "\n".join(lines)
 
 

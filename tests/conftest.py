@@ -1,5 +1,6 @@
 """Test-suite options: ``python -m pytest`` runs the fast tests (under 90 s on 2 cores with a warm
-Numba cache); ``python -m pytest --slow`` runs everything (CI and the README's test command).
+Numba cache); ``python -m pytest --slow`` runs everything (CI and the README's test command, with
+``-n auto``: pytest-xdist's workers, each taking whole modules, the Ray ones together).
 
 With ``BALI_NO_SKIPS=1`` (``.ci/run`` sets it) a test that skips for any reason but ``slow``
 (a missing extra, a missing browser) fails instead: CI runs every test or says why not."""
@@ -7,10 +8,13 @@ With ``BALI_NO_SKIPS=1`` (``.ci/run`` sets it) a test that skips for any reason 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 NO_SKIPS = os.environ.get("BALI_NO_SKIPS") == "1"
+#: the test modules that start Ray, run one after another under pytest-xdist (``module_scope``)
+RAY_MODULES = frozenset({"test_ray", "test_ray_cluster", "test_rllib", "test_alphazero"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,6 +26,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Declare the ``slow`` marker."""
     config.addinivalue_line("markers", "slow: a long test, run only with --slow")
+
+
+def module_scope(nodeid: str) -> str:
+    """The unit of work a pytest-xdist worker takes whole: the test's module (its module fixtures
+    are built once), and one unit for the modules that start Ray (``ray.init()`` joins a Ray that
+    another test started, and ``ray stop`` ends them all)."""
+    module = nodeid.split("::", 1)[0]
+    return "ray" if Path(module).stem in RAY_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """With ``-n N`` (pytest-xdist), the workers take whole modules (``module_scope``)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        """xdist's scope scheduling with ``module_scope`` as the scope."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return module_scope(nodeid)
+
+    return ModuleScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

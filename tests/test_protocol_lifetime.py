@@ -45,6 +45,17 @@ def running(pid: int) -> bool:
     return state != "Z"
 
 
+def _status(pid: int) -> str:
+    """A process's command line, state and signal masks, for a failure's message."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+    except OSError:
+        return "gone"
+    keep = [ln for ln in lines if ln.split(":")[0] in ("State", "SigBlk", "SigIgn", "SigCgt")]
+    return f"{cmd} | " + ", ".join(" ".join(ln.split()) for ln in keep)
+
+
 def descendants(root: int) -> list[int]:
     """Every process below ``root`` now."""
     children: dict[int, list[int]] = {}
@@ -159,7 +170,13 @@ def test_no_bot_outlives_its_tournament(hanging_bot, tmp_path, sig, workers):
     family = descendants(tournament.pid)
     assert set(bot) <= set(family)
     tournament.send_signal(sig)
-    code = tournament.wait(30)
+    try:
+        code = tournament.wait(30)
+    except subprocess.TimeoutExpired:
+        left = {pid: _status(pid) for pid in [tournament.pid, *family] if running(pid)}
+        tournament.kill()
+        raise AssertionError(f"still running 30 s after {sig.name}: {left}; its stderr: "
+                             f"{tournament.communicate()[1].decode()[-2000:]}") from None
     assert code == (-9 if sig == signal.SIGKILL else 130), tournament.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
     assert survivors(family) == []
 

@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import time
 from collections import Counter
 
 import numpy as np
@@ -799,7 +800,7 @@ def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(capsys):
     assert vector.kernels_cached(2, False, False)
     result = run_tournament(["greedy", "random"], num_players=2, games=8, seed=0, workers=2)
     assert result.participants[0]["games"] == 8
-    assert result.config["played"] == "in-process" and ", in-process, " in result.table().splitlines()[0]
+    assert result.config["played"] == "in-process" and ", in-process, " in result.table(width=200).splitlines()[0]
     assert "compiling" not in capsys.readouterr().err
     for agents, games in ((["mcts:sims=5", "random"], 4), (["greedy", "random"], QUICK_GAMES + 2)):
         result = run_tournament(agents, num_players=2, games=games, seed=0, workers=2, progress=False)
@@ -882,3 +883,25 @@ def test_a_first_run_played_interpreted_gives_the_compiled_games(tmp_path, num_p
     assert len(records) == len(compiled.games) >= 8
     for path in records:  # every move of every game
         assert (tmp_path / "interpreted" / "records" / path.name).read_text() == path.read_text()
+
+
+def _outlive_sigterm() -> None:
+    """A worker that ignores SIGTERM and sleeps (the case ``_stop`` must still end)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(600)
+
+
+def test_stopping_the_workers_kills_one_that_outlives_sigterm():
+    """``_stop`` terminates the workers, then kills one still there after 5 s: multiprocessing
+    joins its children at exit with no time limit, so it would hold the tournament's exit."""
+    import multiprocessing as mp
+
+    from bali_env.arena.workers import _stop
+
+    proc = mp.get_context("fork").Process(target=_outlive_sigterm, daemon=True)
+    proc.start()
+    time.sleep(0.5)  # its handler is in place
+    _stop([proc])
+    assert not proc.is_alive() and proc.exitcode == -9  # killed, after SIGTERM did nothing

@@ -349,11 +349,18 @@ def _take(message: tuple[str, int, Any], done: set[int], on_games: Callable[[lis
 
 
 def _stop(procs: list[Any]) -> None:
-    """Terminate the workers still running and wait for them (a start that raised leaves the
-    rest unstarted: only started ones are stopped)."""
+    """Terminate the workers still running and wait for them; one still there after 5 s is
+    killed (multiprocessing joins its children at exit with no time limit, so a worker that
+    outlived SIGTERM would hold the tournament's exit). A start that raised leaves the rest
+    unstarted: only started ones are stopped."""
     started = [p for p in procs if p.pid is not None]
     for p in started:
         if p.is_alive():
             p.terminate()
+    deadline = time.monotonic() + 5
     for p in started:
-        p.join(timeout=5)
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+    for p in started:
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
