@@ -8,5 +8,6 @@
 - ``throughput``: env steps per second of the training configurations;
 - ``alphazero``: what a generation of ``bali az`` costs (self-play on 1 and 2 workers, training, gate);
 - ``gumbel``: Gumbel's root against PUCT's at equal wall time (matches against the shipped policy);
-- ``roots_selfplay``: the two roots' self-play cost, timed in alternating rounds in one process.
+- ``roots_selfplay``: the two roots' self-play cost, timed in alternating rounds in one process;
+- ``az_fit``: how well ``bali az``'s network fits its search's targets on held-out games (more rows, wider).
 """

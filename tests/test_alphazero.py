@@ -533,3 +533,122 @@ def test_the_roots_self_play_benchmark_prints_writes_and_the_docs_quote_its_kept
         gumbel, puct = kept["gumbel"]["ms_per_position"], kept["puct"]["ms_per_position"]
         quoted = page.replace("ms a position against PUCT's ", "against ")
         assert f"{gumbel:.2f} against {puct:.2f} in {players}" in quoted
+
+
+def test_evaluate_measures_without_training_and_agrees_with_the_losses(chunk):
+    """``Learner.evaluate`` gives ``losses`` on the rows and the share of rows whose first legal
+    choice is the target's, and leaves the weights as they were."""
+    _, rows = chunk
+    learner = Learner.from_policy(ExportedPolicy(shipped_policy(2)), lr=1e-3)
+    before = [w.copy() for pair in learner.policy().arrays()[0] for w in pair]
+    got = learner.evaluate(rows)
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.items()}
+    p, v = learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])
+    assert got["policy_loss"] == pytest.approx(p.item()) and got["value_loss"] == pytest.approx(v.item())
+    logits = np.where(rows["action_mask"] > 0, learner.policy().forward(rows["input"]), -np.inf)
+    assert got["agreement"] == pytest.approx(np.mean(logits.argmax(1) == rows["policy"].argmax(1)))
+    assert 0.0 < got["agreement"] < 1.0
+    after = [w for pair in learner.policy().arrays()[0] for w in pair]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+def test_a_fresh_network_takes_the_hidden_widths_asked_for():
+    wide = Learner.scratch(2, 1e-3, seed=0, hidden=(64, 32, 16))
+    weights, meta = wide.policy().arrays()
+    assert [w.shape[0] for w, _ in weights] == [64, 32, 16, 44] and meta["layers"] == 4
+    assert [w.shape[0] for w, _ in Learner.scratch(2, 1e-3, seed=0).policy().arrays()[0]] == [128, 128, 44]
+    for bad in [(), (0,), (64, -1), (64.0,)]:
+        with pytest.raises(ValueError, match="hidden"):
+            Learner.scratch(2, 1e-3, seed=0, hidden=bad)
+
+
+@pytest.fixture(scope="module")
+def fit_run(tmp_path_factory, chunk):
+    """A run folder with three generations of rows (the chunk's, split by game) and the shipped
+    policy as its best, for ``benchmarks.az_fit``."""
+    _, rows = chunk
+    run = tmp_path_factory.mktemp("fit") / "run"
+    for g in range(3):
+        buffer.save(buffer.generation_file(run, g + 1), {k: v[rows["game"] == g] for k, v in rows.items()})
+    (run / "config.json").write_text(json.dumps({"players": 2, "lr": 3e-4, "batch": 32, "window": 4}))
+    (run / "best.npz").write_bytes(shipped_policy(2).read_bytes())
+    return run
+
+
+def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_measured(fit_run, chunk, tmp_path,
+                                                                                      capsys):
+    from benchmarks import az_fit
+
+    _, rows = chunk
+    out, png, npz = tmp_path / "fit.json", tmp_path / "fit.png", tmp_path / "fit.npz"
+    argv = [str(fit_run), "--windows", "1", "2", "5", "--widths", "128", "16", "--steps-per-generation", "3",
+            "--min-steps", "4", "--loop-steps", "5", "--every", "2", "--out", str(out), "--plot", str(png),
+            "--export", str(npz)]
+    assert az_fit.main(argv) == 0
+    said = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    held = rows["game"] == 2
+    assert data["held_out_generation"] == 3 and data["held_out_rows"] == int(held.sum())
+    assert data["target_entropy"] == pytest.approx(az_fit.target_entropy({"policy": rows["policy"][held]}))
+    # windows beyond the two generations there are to fit become two; steps: 3 a generation, 4 at least
+    assert [(d["window"], d["rows"], d["steps"]) for d in data["data"]] == [
+        (1, int((rows["game"] == 1).sum()), 4), (2, int((rows["game"] < 2).sum()), 6)]
+    assert [c["step"] for c in data["data"][1]["curve"]] == [0, 2, 4, 6]
+    assert [c["width"] for c in data["capacity"]] == [128, 16]
+    assert data["capacity"][0]["curve"] == data["data"][1]["curve"]  # the shipped shape is the data fit
+    loop = data["loop"]
+    assert [c["step"] for c in loop["curve"]] == [0, 2, 4, 5] and loop["window"] == 2
+    first = Learner.from_policy(ExportedPolicy(shipped_policy(2)), 3e-4).evaluate(
+        {k: v[held] for k, v in rows.items()})
+    assert loop["curve"][0]["policy_loss"] == pytest.approx(first["policy_loss"])
+    assert loop["best_policy_loss"] == min(c["policy_loss"] for c in loop["curve"])
+    assert az_fit.line("the loop", loop).split(":")[0] in said and "data, window 2" in said
+    exported = Learner.from_policy(ExportedPolicy(npz), 3e-4).evaluate({k: v[held] for k, v in rows.items()})
+    assert exported["policy_loss"] == pytest.approx(loop["best_policy_loss"], rel=1e-5)
+    assert exported["value_loss"] == pytest.approx(loop["best_value_loss"], rel=1e-5)
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    def curves(result: dict) -> list:
+        return [d["curve"] for d in result["data"] + result["capacity"] + [result["loop"]]]
+
+    assert az_fit.main(argv) == 0 and curves(json.loads(out.read_text())) == curves(data)  # seeded: the same fits
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--export", "x.npz", "--loop-steps", "0"], "--loop-steps"),
+    (["--windows", "0"], "--windows"),
+    (["--lr", "0"], "--lr"),
+    (["--seed", "-1"], "--seed"),
+])
+def test_the_fit_benchmark_refuses_bad_flags(fit_run, capsys, argv, says):
+    from benchmarks import az_fit
+
+    with pytest.raises(SystemExit) as exc:
+        az_fit.main([str(fit_run), *argv])
+    assert exc.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_the_fit_benchmark_needs_two_generations_and_a_run(tmp_path, fit_run, capsys):
+    from benchmarks import az_fit
+
+    with pytest.raises(SystemExit) as exc:
+        az_fit.main([str(tmp_path)])
+    assert exc.value.code == 2 and "not a bali az run" in capsys.readouterr().err
+    one = tmp_path / "one"
+    (one / "buffer").mkdir(parents=True)
+    (one / "config.json").write_text((fit_run / "config.json").read_text())
+    buffer.save(buffer.generation_file(one, 1), buffer.load(buffer.generation_file(fit_run, 1)))
+    with pytest.raises(SystemExit) as exc:
+        az_fit.main([str(one)])
+    assert exc.value.code == 2 and "two or more" in capsys.readouterr().err
+
+
+def test_the_fits_in_the_docs_are_the_kept_measurements():
+    """The AlphaZero page's fit tables are ``benchmarks.az_fit.table`` of the kept results."""
+    from benchmarks import az_fit
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = "\n".join(line.strip() for line in (docs / "alphazero.md").read_text().splitlines())  # tables in lists
+    for name in ("fit-2p-data", "fit-2p-gumbel"):
+        result = json.loads((docs / "results" / "az" / f"{name}.json").read_text())
+        assert az_fit.table(result) in page, name
+        assert f"results/az/{name}.json" in page

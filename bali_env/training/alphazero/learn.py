@@ -82,10 +82,11 @@ class Learner:
         return cls(weights, policy.value_arrays() or [], meta, lr, device)
 
     @classmethod
-    def scratch(cls, players: int, lr: float, seed: int, device: str = "cpu") -> Learner:
-        """A new network (``HIDDEN`` actor, ``VALUE_HIDDEN`` value head with one output in 2
-        players and one per seat in more, ReLU, ``FEATURES`` input), PyTorch's initialisation
-        seeded by ``seed``."""
+    def scratch(cls, players: int, lr: float, seed: int, device: str = "cpu",
+                hidden: tuple[int, ...] = HIDDEN) -> Learner:
+        """A new network (an actor with the ``hidden`` layers, ``HIDDEN`` unless given, a
+        ``VALUE_HIDDEN`` value head with one output in 2 players and one per seat in more, ReLU,
+        ``FEATURES`` input), PyTorch's initialisation seeded by ``seed``."""
         import torch
 
         from bali_env.agents.features import feature_count
@@ -93,9 +94,11 @@ class Learner:
 
         width = OBS_DIM + feature_count(FEATURES)
         torch.manual_seed(seed)
-        actor = _mlp([width, *HIDDEN, N_ACTIONS], "relu")
+        if not hidden or any(not isinstance(n, int) or n < 1 for n in hidden):
+            raise ValueError(f"hidden must be one or more positive layer widths, got {hidden!r}")
+        actor = _mlp([width, *hidden, N_ACTIONS], "relu")
         value = _mlp([width, *VALUE_HIDDEN, 1 if players == 2 else players], "relu")
-        meta = {"format": FORMAT, "version": VERSION, "activation": "relu", "layers": len(HIDDEN) + 1,
+        meta = {"format": FORMAT, "version": VERSION, "activation": "relu", "layers": len(hidden) + 1,
                 "obs_dim": width, "n_actions": N_ACTIONS, "features": FEATURES, "num_players": players, "env_steps": 0}
         return cls(_pairs(actor), _pairs(value), meta, lr, device)
 
@@ -128,6 +131,24 @@ class Learner:
             totals += (p_loss.item(), v_loss.item())
         mean = totals / max(steps, 1)
         return {"policy_loss": float(mean[0]), "value_loss": float(mean[1]), "loss": float(mean.sum())}
+
+    def evaluate(self, rows: dict[str, np.ndarray]) -> dict[str, float]:
+        """The losses on ``rows`` (the buffer's table) without a step: ``policy_loss``,
+        ``value_loss``, and ``agreement``, the share of rows whose most likely legal action is
+        the target's most likely one (rows held out from training say how well the network fits
+        positions it has not seen)."""
+        import torch
+
+        dev = self.device
+        with torch.no_grad():
+            x = torch.from_numpy(np.ascontiguousarray(rows["input"], dtype=np.float32)).to(dev)
+            legal = torch.from_numpy(np.ascontiguousarray(rows["action_mask"]) > 0).to(dev)
+            target = torch.from_numpy(np.ascontiguousarray(rows["policy"], dtype=np.float32)).to(dev)
+            share = torch.from_numpy(np.ascontiguousarray(rows["value"], dtype=np.float32)).to(dev)
+            p_loss, v_loss = self.losses(x, legal, target, share)
+            first = self.actor(x).masked_fill(~legal, -1e9).argmax(dim=1)
+            agreement = (first == target.argmax(dim=1)).float().mean()
+        return {"policy_loss": float(p_loss), "value_loss": float(v_loss), "agreement": float(agreement)}
 
     def losses(self, x: Any, legal: Any, target: Any, share: Any) -> tuple[Any, Any]:
         """The two losses on one batch (tensors): the actor's cross-entropy to ``target`` over the
