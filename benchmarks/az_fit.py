@@ -40,14 +40,6 @@ def generations(run: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def load_rows(paths: list[Path]) -> dict[str, np.ndarray]:
-    """The rows of ``paths``, concatenated in order."""
-    from bali_env.training.alphazero import buffer
-
-    parts = [buffer.load(p) for p in paths]
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-
-
 def target_entropy(rows: dict[str, np.ndarray]) -> float:
     """The targets' mean entropy: the policy loss of a network that predicted them exactly."""
     p = rows["policy"].astype(np.float64)
@@ -73,10 +65,10 @@ def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarr
             best["policy"] = (point["policy_loss"], point["step"], _pairs(learner.actor))
         if point["value_loss"] < best["value"][0]:
             best["value"] = (point["value_loss"], point["step"], _pairs(learner.value))
-    by_policy = min(curve, key=lambda c: c["policy_loss"])
+    at_policy = next(c for c in curve if c["step"] == best["policy"][1])
     return {"rows": len(train["action"]), "steps": steps, "seconds": time.perf_counter() - start, "curve": curve,
-            "best_policy_loss": by_policy["policy_loss"], "best_policy_step": by_policy["step"],
-            "agreement_there": by_policy["agreement"], "best_value_loss": best["value"][0],
+            "best_policy_loss": best["policy"][0], "best_policy_step": best["policy"][1],
+            "agreement_there": at_policy["agreement"], "best_value_loss": best["value"][0],
             "best_value_step": best["value"][1], "layers": {"actor": best["policy"][2], "value": best["value"][2]}}
 
 
@@ -95,6 +87,7 @@ def measure(run: Path, windows: list[int], widths: list[int], steps_per_generati
     """The three fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the
     run's own unless given)."""
     from bali_env.agents.ppo import ExportedPolicy
+    from bali_env.training.alphazero import buffer
     from bali_env.training.alphazero.learn import HIDDEN, Learner
 
     config = json.loads((run / "config.json").read_text())
@@ -102,7 +95,7 @@ def measure(run: Path, windows: list[int], widths: list[int], steps_per_generati
     if len(kept) < 2:
         raise ValueError(f"{run}/buffer keeps {len(kept)} generation(s) of rows: the fit needs two or more")
     pool, (held_gen, held_path) = kept[:-1], kept[-1]
-    held_out = load_rows([held_path])
+    held_out = buffer.load(held_path)
     windows = sorted({min(w, len(pool)) for w in windows})
     players, batch = int(config["players"]), int(config["batch"])
     lr = float(config["lr"]) if lr is None else lr
@@ -114,7 +107,7 @@ def measure(run: Path, windows: list[int], widths: list[int], steps_per_generati
           f"({out['held_out_rows']:,} rows; its targets' entropy {out['target_entropy']:.4f})", flush=True)
 
     def rows_of(window: int) -> dict[str, np.ndarray]:
-        return load_rows([p for _, p in pool[-window:]])
+        return buffer.window(run, pool[-1][0], window)
 
     def steps_for(window: int) -> int:
         return max(min_steps, steps_per_generation * window)

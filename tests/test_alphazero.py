@@ -602,6 +602,8 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
         {k: v[held] for k, v in rows.items()})
     assert loop["curve"][0]["policy_loss"] == pytest.approx(first["policy_loss"])
     assert loop["best_policy_loss"] == min(c["policy_loss"] for c in loop["curve"])
+    best_value = min(loop["curve"], key=lambda c: c["value_loss"])
+    assert (loop["best_value_loss"], loop["best_value_step"]) == (best_value["value_loss"], best_value["step"])
     assert az_fit.line("the loop", loop).split(":")[0] in said and "data, window 2" in said
     exported = Learner.from_policy(ExportedPolicy(npz), 3e-4).evaluate({k: v[held] for k, v in rows.items()})
     assert exported["policy_loss"] == pytest.approx(loop["best_policy_loss"], rel=1e-5)
@@ -652,3 +654,33 @@ def test_the_fits_in_the_docs_are_the_kept_measurements():
         result = json.loads((docs / "results" / "az" / f"{name}.json").read_text())
         assert az_fit.table(result) in page, name
         assert f"results/az/{name}.json" in page
+
+
+def test_a_fit_keeps_each_head_at_its_own_best_held_out_point():
+    """``benchmarks.az_fit.fit`` keeps the actor at its lowest held-out policy loss and the value
+    head at its lowest value loss, wherever in the curve each falls."""
+    from benchmarks import az_fit
+
+    policy, value = [0.9, 0.7, 0.5, 0.6], [0.5, 0.4, 0.6, 0.8]  # the best: steps 4 and 2
+
+    class Scripted:
+        def __init__(self) -> None:
+            self.actor = torch.nn.Sequential(torch.nn.Linear(1, 1))
+            self.value = torch.nn.Sequential(torch.nn.Linear(1, 1))
+            self.points = iter(zip(policy, value, strict=True))
+
+        def evaluate(self, rows):
+            p, v = next(self.points)
+            self.actor[0].bias.data.fill_(p)  # the weights say at which point they were taken
+            self.value[0].bias.data.fill_(v)
+            return {"policy_loss": p, "value_loss": v, "agreement": 0.5}
+
+        def train(self, rows, steps, batch, seed):
+            return {"policy_loss": 0.0, "value_loss": 0.0}
+
+    got = az_fit.fit(Scripted(), {"action": np.zeros(3)}, {}, steps=6, every=2, batch=1, seed=0)
+    assert [c["step"] for c in got["curve"]] == [0, 2, 4, 6]
+    assert (got["best_policy_loss"], got["best_policy_step"]) == (0.5, 4)
+    assert (got["best_value_loss"], got["best_value_step"]) == (0.4, 2)
+    assert got["layers"]["actor"][0][1][0] == pytest.approx(0.5)
+    assert got["layers"]["value"][0][1][0] == pytest.approx(0.4)
