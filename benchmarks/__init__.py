@@ -9,5 +9,23 @@
 - ``alphazero``: what a generation of ``bali az`` costs (self-play on 1 and 2 workers, training, gate);
 - ``gumbel``: Gumbel's root against PUCT's at equal wall time (matches against the shipped policy);
 - ``roots_selfplay``: the two roots' self-play cost, timed in alternating rounds in one process;
-- ``az_fit``: how well ``bali az``'s network fits its search's targets on held-out games (more rows, wider).
+- ``az_fit``: how well ``bali az``'s network fits its search's targets on held-out games (more rows, wider, deeper);
+- ``az_targets``: how much the search's target for one position changes when the position is searched again.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def write_result(result: dict[str, Any], path: Path) -> Path:
+    """Stamp ``result`` with today's date and write it to ``path`` as JSON (a temporary file moved
+    into place): what a benchmark's ``--out`` keeps."""
+    import datetime
+    import json
+
+    from bali_env.files import write_text
+
+    result["date"] = datetime.date.today().isoformat()
+    return write_text(path, json.dumps(result, indent=1) + "\n")

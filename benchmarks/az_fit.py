@@ -1,6 +1,6 @@
 """How well ``bali az``'s network fits its search's targets on positions it has not seen.
 
-``python -m benchmarks.az_fit RUN [--windows 1 2 4 8] [--widths 128 256 512] [--out OUT.json]``
+``python -m benchmarks.az_fit RUN [--windows 1 2 4 8] [--hidden 128x128 512x512 128x128x128x128] [--out OUT.json]``
 reads a run's replay buffer (``RUN/buffer/gen_NNNN.npz``), holds out its newest generation's rows
 (other games than any trained on) and fits networks to the rest, measuring on the held-out rows
 every ``--every`` Adam steps the policy's cross-entropy to the search's targets, the value head's
@@ -9,8 +9,9 @@ loss and how often the network's first choice is the target's. Three questions, 
 - **data** (``--windows``): a fresh network of the shipped shape fitted to the newest 1, 2, 4, ...
   generations of rows (``bali az --window``), ``--steps-per-generation`` steps for each generation
   of rows (at least ``--min-steps``): does the fit on new games improve with more rows?
-- **capacity** (``--widths``): fresh actors of two hidden layers of each width, fitted to the
-  largest window: does a larger network fit new games better?
+- **capacity** (``--hidden``): fresh actors of each shape of hidden layers (``512x512``: two of
+  512; ``128x128x128x128``: four of 128), fitted to the largest window: does a wider or a deeper
+  network fit new games better?
 - **the loop** (``--loop-steps``): the run's best network trained as ``bali az`` trains it (its
   ``--lr`` unless ``--lr`` is given, its ``--batch``), on the largest window: what its steps do
   to the held-out losses.
@@ -81,7 +82,25 @@ def line(name: str, result: dict[str, Any]) -> str:
             f"{result['best_value_loss']:.4f} at step {result['best_value_step']}, {last['value_loss']:.4f} at the end")
 
 
-def measure(run: Path, windows: list[int], widths: list[int], steps_per_generation: int, min_steps: int,
+def shape(text: str) -> tuple[int, ...]:
+    """A ``--hidden`` shape: ``512x512`` is two hidden layers of 512 (each width 1 to 4096)."""
+    import argparse
+
+    try:
+        widths = tuple(int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a shape of hidden layers like 128x128: {text!r}") from None
+    if not 1 <= len(widths) <= 8 or not all(1 <= w <= 4096 for w in widths):
+        raise argparse.ArgumentTypeError(f"a shape is 1 to 8 layers of 1 to 4096 units, like 128x128: {text!r}")
+    return widths
+
+
+def label(fit: dict[str, Any]) -> str:
+    """A capacity fit's shape of hidden layers as written: ``512x512``."""
+    return "x".join(str(w) for w in fit["hidden"])
+
+
+def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_per_generation: int, min_steps: int,
             loop_steps: int, every: int, seed: int, export: Path | None = None,
             lr: float | None = None) -> dict[str, Any]:
     """The three fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the
@@ -127,15 +146,15 @@ def measure(run: Path, windows: list[int], widths: list[int], steps_per_generati
                      batch, seed)
         print(line(f"data, window {window}", result), flush=True)
         out["data"].append({"window": window, **{k: v for k, v in result.items() if k != "layers"}})
-    for width in widths:
-        if (width, width) == HIDDEN:
+    for layers in dict.fromkeys(hidden):
+        if tuple(layers) == HIDDEN:
             same = next(d for d in out["data"] if d["window"] == windows[-1])
-            out["capacity"].append({"width": width, **same})
+            out["capacity"].append({"hidden": list(layers), **same})
             continue
-        result = fit(Learner.scratch(players, out["fresh_lr"], seed, hidden=(width, width)), train, held_out,
+        result = fit(Learner.scratch(players, out["fresh_lr"], seed, hidden=tuple(layers)), train, held_out,
                      steps_for(windows[-1]), every, batch, seed)
-        print(line(f"capacity, width {width}", result), flush=True)
-        out["capacity"].append({"width": width, **{k: v for k, v in result.items() if k != "layers"}})
+        print(line(f"capacity, {label({'hidden': layers})}", result), flush=True)
+        out["capacity"].append({"hidden": list(layers), **{k: v for k, v in result.items() if k != "layers"}})
     return out
 
 
@@ -151,7 +170,7 @@ def table(result: dict[str, Any]) -> str:
     lines = ["| fit | rows | Adam steps | policy loss (at step) | first choice the target's | value loss (at step) |",
              "|---|---:|---:|---|---:|---|"]
     lines += [row(f"fresh, 128x128, {d['window']} generation(s)", d) for d in result["data"]]
-    lines += [row(f"fresh, {d['width']}x{d['width']}, {d['rows']:,} rows", d) for d in result["capacity"]
+    lines += [row(f"fresh, {label(d)}, {d['rows']:,} rows", d) for d in result["capacity"]
               if not any(d["curve"] == e["curve"] for e in result["data"])]
     loop = result["loop"]
     if loop:
@@ -186,14 +205,14 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     fits = [("A fresh network: more rows", [(f"{d['window']} generation(s), {d['rows']:,} rows", d)
                                              for d in result["data"]])]
     if result["capacity"]:
-        fits.append((f"A fresh network: wider ({result['capacity'][0]['rows']:,} rows)",
-                     [(f"two hidden layers of {d['width']}", d) for d in result["capacity"]]))
+        fits.append((f"A fresh network: wider, deeper ({result['capacity'][0]['rows']:,} rows)",
+                     [(f"hidden layers {label(d)}", d) for d in result["capacity"]]))
     loop = result["loop"]
     fig, axes = plt.subplots(1, len(fits) + bool(loop), figsize=(5 * (len(fits) + bool(loop)), 4.4), squeeze=False)
     lows = [c["policy_loss"] for d in result["data"] + result["capacity"] for c in d["curve"][1:]]
     for ax, (title, lines) in zip(axes[0], fits, strict=False):
-        for label, d in lines:
-            ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=label)
+        for name, d in lines:
+            ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=name)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("Adam steps")
         ax.set_ylabel("policy loss on held-out games")
@@ -232,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a bali az run's folder (with its buffer/)")
     parser.add_argument("--windows", type=arg_type(check_int, 1, 1000), nargs="+", default=[1, 2, 4],
                         help="generations of rows for the data fits (default 1 2 4)")
-    parser.add_argument("--widths", type=arg_type(check_int, 1, 4096), nargs="*", default=[128, 256, 512],
-                        help="hidden widths for the capacity fits, none for none (default 128 256 512)")
+    parser.add_argument("--hidden", type=shape, nargs="*", default=[(128, 128), (256, 256), (512, 512)],
+                        help="shapes of hidden layers for the capacity fits (128x128x128: three of 128), "
+                             "none for none (default 128x128 256x256 512x512)")
     parser.add_argument("--steps-per-generation", type=arg_type(check_int, 1, 10**6), default=1000,
                         help="Adam steps per generation of rows (default 1000)")
     parser.add_argument("--min-steps", type=arg_type(check_int, 1, 10**6), default=2000,
@@ -257,18 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.run / "config.json").is_file():
         parser.error(f"{args.run} is not a bali az run (no config.json)")
     try:
-        result = measure(args.run, args.windows, args.widths, args.steps_per_generation, args.min_steps,
+        result = measure(args.run, args.windows, args.hidden, args.steps_per_generation, args.min_steps,
                          args.loop_steps, args.every, args.seed, args.export, args.lr)
     except ValueError as err:
         parser.error(str(err))
     print(table(result))
     if args.out:
-        import datetime
+        from benchmarks import write_result
 
-        from bali_env.files import write_text
-
-        result["date"] = datetime.date.today().isoformat()
-        print(f"wrote {write_text(args.out, json.dumps(result, indent=1) + chr(10))}")
+        print(f"wrote {write_result(result, args.out)}")
     if args.plot:
         print(f"wrote {plot(result, args.plot)}")
     return 0

@@ -11,7 +11,6 @@ moved into place). Run it on a quiet machine: it is a timing. The kernels are co
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -76,12 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args.players, args.games, args.rounds, args.sims)
     print(summary(result))
     if args.out:
-        import datetime
+        from benchmarks import write_result
 
-        from bali_env.files import write_text
-
-        result["date"] = datetime.date.today().isoformat()
-        print(f"wrote {write_text(args.out, json.dumps(result, indent=1) + chr(10))}")
+        print(f"wrote {write_result(result, args.out)}")
     return 0
 
 

@@ -190,6 +190,24 @@ def test_local_workers_give_the_run_of_one_process(straight, tmp_path):
     assert _fingerprint(folder) == straight
 
 
+def test_train_steps_0_is_self_play_only_by_the_start_network(straight, tmp_path):
+    """``--train-steps 0``: every generation's self-play is the start network's (the rows of a
+    run whose networks never passed the gate, as the straight run's did not), with no training,
+    no gate and the row's losses and gate empty."""
+    folder = tmp_path / "data"
+    Run(folder, Config(generations=2, **{**TINY, "train_steps": 0})).run()
+    mine = _fingerprint(folder)
+    assert [r["best"] for r in straight["generations.csv"]] == ["0", "0"]  # the straight run kept generation 0
+    for g in (1, 2):
+        assert mine[f"buffer/gen_{g:04d}.npz"] == straight[f"buffer/gen_{g:04d}.npz"]
+    rows = mine["generations.csv"]
+    assert [(r["generation"], r["best"], r["accepted"]) for r in rows] == [("1", "0", "False"), ("2", "0", "False")]
+    assert all(r[k] == "" for r in rows for k in ("policy_loss", "value_loss", "loss", "gate_win_rate", "gate_ci_low"))
+    assert not list((folder / "gate").glob("*")) and sorted(p.name for p in (folder / "nets").glob("*")) == [
+        "gen_0000.npz"]
+    assert not list((folder / "learner").glob("gen_0001*"))
+
+
 @pytest.mark.slow
 def test_ray_gives_the_run_of_one_process(straight, tmp_path):
     pytest.importorskip("ray")
@@ -221,6 +239,7 @@ def test_bali_az_runs_resumes_and_says_how_to_play(tmp_path, capsys):
     (["--init", "nope.npz"], "--init: no exported policy"),
     (["--lr", "2"], "--lr must be in (0, 1)"),
     (["--gumbel", "-1"], "--gumbel must be at least 0"),
+    (["--train-steps", "-1"], "--train-steps must be at least 0"),
     (["--yardsticks", "greedy,nobody"], "--yardsticks"),
     (["--resume", "nowhere"], "no readable config.json"),
 ])
@@ -581,7 +600,7 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
 
     _, rows = chunk
     out, png, npz = tmp_path / "fit.json", tmp_path / "fit.png", tmp_path / "fit.npz"
-    argv = [str(fit_run), "--windows", "1", "2", "5", "--widths", "128", "16", "--steps-per-generation", "3",
+    argv = [str(fit_run), "--windows", "1", "2", "5", "--hidden", "128x128", "16x8x8", "--steps-per-generation", "3",
             "--min-steps", "4", "--loop-steps", "5", "--every", "2", "--out", str(out), "--plot", str(png),
             "--export", str(npz)]
     assert az_fit.main(argv) == 0
@@ -594,7 +613,8 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     assert [(d["window"], d["rows"], d["steps"]) for d in data["data"]] == [
         (1, int((rows["game"] == 1).sum()), 4), (2, int((rows["game"] < 2).sum()), 6)]
     assert [c["step"] for c in data["data"][1]["curve"]] == [0, 2, 4, 6]
-    assert [c["width"] for c in data["capacity"]] == [128, 16]
+    assert [c["hidden"] for c in data["capacity"]] == [[128, 128], [16, 8, 8]]
+    assert "| fresh, 16x8x8, " in az_fit.table(data)
     assert data["capacity"][0]["curve"] == data["data"][1]["curve"]  # the shipped shape is the data fit
     loop = data["loop"]
     assert [c["step"] for c in loop["curve"]] == [0, 2, 4, 5] and loop["window"] == 2
@@ -618,6 +638,8 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
 @pytest.mark.parametrize(("argv", "says"), [
     (["--export", "x.npz", "--loop-steps", "0"], "--loop-steps"),
     (["--windows", "0"], "--windows"),
+    (["--hidden", "12x"], "--hidden"),
+    (["--hidden", "0x5"], "--hidden"),
     (["--lr", "0"], "--lr"),
     (["--seed", "-1"], "--seed"),
 ])
@@ -650,10 +672,11 @@ def test_the_fits_in_the_docs_are_the_kept_measurements():
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     page = "\n".join(line.strip() for line in (docs / "alphazero.md").read_text().splitlines())  # tables in lists
-    for name in ("fit-2p-data", "fit-2p-gumbel"):
-        result = json.loads((docs / "results" / "az" / f"{name}.json").read_text())
-        assert az_fit.table(result) in page, name
-        assert f"results/az/{name}.json" in page
+    kept = sorted((docs / "results" / "az").glob("fit-2p-*.json"))
+    assert len(kept) >= 3
+    for path in kept:
+        assert az_fit.table(json.loads(path.read_text())) in page, path.name
+        assert f"results/az/{path.name}" in page
 
 
 def test_a_fit_keeps_each_head_at_its_own_best_held_out_point():
@@ -684,3 +707,132 @@ def test_a_fit_keeps_each_head_at_its_own_best_held_out_point():
     assert (got["best_value_loss"], got["best_value_step"]) == (0.4, 2)
     assert got["layers"]["actor"][0][1][0] == pytest.approx(0.5)
     assert got["layers"]["value"][0][1][0] == pytest.approx(0.4)
+
+
+def test_the_target_figures_on_searches_written_by_hand():
+    """``benchmarks.az_targets.figures`` on three searches of two positions, every figure by hand."""
+    from benchmarks import az_targets
+
+    legal = np.array([[True, True, True], [True, True, False]])
+    targets = np.array([[[0.6, 0.3, 0.1], [0.5, 0.5, 0.0]],    # first choices: 0, 0 (a tie takes the lower id)
+                        [[0.2, 0.7, 0.1], [0.2, 0.8, 0.0]],    # 1, 1
+                        [[0.5, 0.4, 0.1], [0.4, 0.6, 0.0]]])   # 0, 1
+    prior = np.array([[0.1, 0.8, 0.1], [0.3, 0.3, 0.9]])       # 1, 0 (the illegal 0.9 does not count)
+    got = az_targets.figures(targets, prior, legal)
+    ent = -(targets * np.log(np.where(targets > 0, targets, 1.0))).sum(axis=2).mean()
+    # the rest's mean, without search 0: [.35 .55 .1] -> 1, [.3 .7 0] -> 1; without 1: [.55 .35 .1] -> 0,
+    # [.45 .55 0] -> 1; without 2: [.4 .5 .1] -> 1, [.35 .65 0] -> 1
+    rest = [np.array([[.35, .55, .1], [.3, .7, 0]]), np.array([[.55, .35, .1], [.45, .55, 0]]),
+            np.array([[.4, .5, .1], [.35, .65, 0]])]
+    def ce(t, p):
+        return -(np.where(legal, t * np.log(np.maximum(p, 1e-12)), 0)).sum(axis=1)
+
+    assert got == pytest.approx({
+        "positions": 2, "target_entropy": ent,
+        "searches_agree": 2 / 6,          # pairs (0,1): 0 of 2, (0,2): 1 of 2, (1,2): 1 of 2
+        "search_vs_rest": 2 / 6,          # 0 0 against 1 1: none; 1 1 against 0 1: one; 0 1 against 1 1: one
+        "network_vs_search": 2 / 6,       # the network's 1 0 against 0 0, 1 1, 0 1: one, one, none
+        "network_vs_rest": 2 / 6,         # against 1 1, 0 1, 1 1: one, none, one
+        "network_loss": np.mean([ce(t, prior) for t in targets]),
+        "rest_loss": np.mean([ce(targets[r], rest[r]) for r in range(3)]),
+    })
+    with pytest.raises(ValueError, match="repeats must be 2"):
+        az_targets.figures(targets[:1], prior, legal)
+    # by kind of decision: position 0 a play, position 1 a refill; the mean of all three searches
+    # is [.433 .467 .1] -> 1 (the network's 1: no miss) and [.367 .633 0] -> 1 (the network's 0: a miss)
+    kinds = az_targets.by_decision(targets, prior, legal, np.array([1, 5]))
+    assert list(kinds) == ["play", "refill"]
+    assert (kinds["play"]["misses"], kinds["refill"]["misses"]) == (0, 1)
+    assert kinds["play"]["searches_agree"] == pytest.approx(1 / 3)    # 0, 1, 0: only (0, 2) agree
+    assert kinds["refill"]["network_vs_rest"] == pytest.approx(0.0)   # the network's 0 against 1 1 1
+    assert kinds["play"]["positions"] == kinds["refill"]["positions"] == 1
+    said = az_targets.decisions_table({"by_sims": [{"sims": 8, "by_decision": kinds}]}).splitlines()
+    assert said[2].startswith("| refill | 50.0% | 100.0% | ") and said[3].startswith("| play | 50.0% | 0.0% | ")
+
+
+@pytest.fixture(scope="module")
+def targets_run(tmp_path_factory):
+    """A Gumbel run's folder (its config and the shipped policy as its best) for ``benchmarks.az_targets``."""
+    run = tmp_path_factory.mktemp("targets") / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"players": 2, "sims": 8, "c": 1.5, "leaves": 4, "gumbel": 4}))
+    (run / "best.npz").write_bytes(shipped_policy(2).read_bytes())
+    return run
+
+
+def test_the_targets_benchmark_searches_the_self_play_positions_again(targets_run, tmp_path, capsys):
+    """The first search of each decision is self-play's (the rows ``bali az`` keeps for the same seed,
+    exactly); the others search the same positions again; the JSON holds the figures of those
+    searches, a row per descents in the table; the same flags give the same figures."""
+    from benchmarks import az_targets
+
+    policy = ExportedPolicy(targets_run / "best.npz")
+    config = json.loads((targets_run / "config.json").read_text())
+    found = az_targets.play(policy, config, games=2, repeats=3, sims=[8, 12], seed=5)
+    rows = play_chunk(job_for(policy, 2, seed=5, sims=8, c=1.5, leaves=4, temp_moves=0, gumbel=4), [0, 1])
+    np.testing.assert_array_equal(found["targets"][0][0], rows["policy"])
+    np.testing.assert_array_equal(found["legal"], rows["action_mask"] > 0)
+    from bali_env.engine import N_DECISIONS, O_DECISION
+
+    np.testing.assert_array_equal(found["decision"],
+                                  np.argmax(rows["input"][:, O_DECISION : O_DECISION + N_DECISIONS], axis=1))
+    assert [t.shape for t in found["targets"]] == [(3, len(rows["action"]), 44)] * 2
+    assert not np.array_equal(found["targets"][0][0], found["targets"][0][1])  # other keys, other searches
+    out = tmp_path / "targets.json"
+    argv = [str(targets_run), "--games", "2", "--repeats", "3", "--sims", "12", "8", "--seed", "5", "--out", str(out)]
+    assert az_targets.main(argv) == 0
+    said = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert [f["sims"] for f in data["by_sims"]] == [8, 12]  # the run's own first, once
+    for f, searched in zip(data["by_sims"], found["targets"], strict=True):
+        assert {k: v for k, v in f.items() if k not in ("sims", "by_decision")} == pytest.approx(
+            az_targets.figures(searched, found["prior"], found["legal"]))
+        kinds = az_targets.by_decision(searched, found["prior"], found["legal"], found["decision"])
+        assert f["by_decision"] == json.loads(json.dumps(kinds))
+    assert az_targets.table(data) in said and len(az_targets.table(data).splitlines()) == 4
+    assert az_targets.decisions_table(data) in said
+    assert az_targets.main(argv) == 0
+    assert json.loads(out.read_text())["by_sims"] == data["by_sims"]
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--repeats", "1"], "--repeats"),
+    (["--games", "0"], "--games"),
+    (["--sims", "0"], "--sims"),
+    (["--seed", "-1"], "--seed"),
+    (["--policy", "nowhere.npz"], "no policy file"),
+])
+def test_the_targets_benchmark_refuses_bad_flags(targets_run, capsys, argv, says):
+    from benchmarks import az_targets
+
+    with pytest.raises(SystemExit) as exc:
+        az_targets.main([str(targets_run), *argv])
+    assert exc.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_the_targets_benchmark_needs_a_run_and_a_value_head(targets_run, tmp_path, capsys):
+    from benchmarks import az_targets
+    from bali_env.agents.ppo import write_policy
+
+    with pytest.raises(SystemExit) as exc:
+        az_targets.main([str(tmp_path)])
+    assert exc.value.code == 2 and "not a bali az run" in capsys.readouterr().err
+    headless = write_policy(*ExportedPolicy(shipped_policy(2)).arrays(), tmp_path / "headless.npz")
+    with pytest.raises(SystemExit) as exc:
+        az_targets.main([str(targets_run), "--policy", str(headless)])
+    assert exc.value.code == 2 and "value head" in capsys.readouterr().err
+
+
+def test_the_target_figures_in_the_docs_are_the_kept_measurements():
+    """The AlphaZero page's tables of searches searched again are ``benchmarks.az_targets.table``
+    of the kept results, and the page links them."""
+    from benchmarks import az_targets
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = "\n".join(line.strip() for line in (docs / "alphazero.md").read_text().splitlines())
+    kept = sorted((docs / "results" / "az").glob("targets-*.json"))
+    assert kept
+    for path in kept:
+        assert az_targets.table(json.loads(path.read_text())) in page, path.name
+        assert f"results/az/{path.name}" in page
+    assert az_targets.decisions_table(json.loads((docs / "results" / "az" / "targets-2p.json").read_text())) in page

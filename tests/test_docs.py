@@ -152,6 +152,44 @@ def test_every_relative_link_leads_to_a_file():
     assert broken == []
 
 
+ITEM = re.compile(r"^(- |\d+\. )")
+
+
+def glued_lists(text: str) -> list[int]:
+    """The lines (1-based) where a list starts right under a paragraph or a table, outside code
+    blocks: the site's Markdown (Python-Markdown) then shows the items as text with dashes in
+    the paragraph, or as rows of the table; a blank line before the list is what it needs."""
+    lines, glued = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text).split("\n"), []
+    for i, line in enumerate(lines[1:], start=1):
+        if not ITEM.match(line):
+            continue
+        block = []
+        for above in reversed(lines[:i]):
+            if not above.strip():
+                break
+            block.append(above)
+        if block and not any(ITEM.match(b) for b in block) and not block[0].startswith("#"):
+            glued.append(i + 1)
+    return glued
+
+
+def test_glued_lists_are_found():
+    """The check below finds a list under a paragraph and under a table, and passes a list
+    after a blank line, a list's own items and continuation lines, and code blocks."""
+    assert glued_lists("Text:\n- a\n- b\n") == [2]
+    assert glued_lists("| a |\n|---|\n| 1 |\n- b\n") == [4]
+    assert glued_lists("Text:\n\n- a\n  more of a\n- b\n1. c\n\n## Head\n- d\n") == []
+    assert glued_lists("```bash\necho\n- not a list\n```\n") == []
+
+
+def test_every_list_on_the_site_starts_after_a_blank_line():
+    """A list on the documentation site is one: it is not glued to the paragraph or table above
+    it (see ``glued_lists``)."""
+    glued = [f"{page.relative_to(ROOT)}:{n}" for page in sorted((ROOT / "docs").rglob("*.md"))
+             for n in glued_lists(page.read_text())]
+    assert glued == []
+
+
 def test_readme_fits_in_200_lines():
     """The README is the first screen, not the manual: at most 200 lines (the rest is in docs/)."""
     assert len(README.read_text().splitlines()) <= 200

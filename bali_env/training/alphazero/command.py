@@ -56,7 +56,7 @@ FLAGS: list[tuple[str, Any, str]] = [
     ("noise-eps", float, "with --gumbel 0: the noise's weight"),
     ("target", ("visits", "improved"), "with --gumbel 0: the policy target, the visit shares or Gumbel MuZero's "
      "improved policy"),
-    ("train-steps", int, "Adam steps per generation"),
+    ("train-steps", int, "Adam steps per generation (0: self-play only, no training and no gate)"),
     ("batch", int, "rows per training step"),
     ("lr", float, "Adam learning rate"),
     ("window", int, "generations of rows trained on"),
@@ -123,7 +123,7 @@ def check(cfg: Config) -> None:
 
 def _check_numbers(cfg: Config) -> None:
     """The counts, rates and weights in their ranges."""
-    at_least = {"generations": 1, "games": 1, "sims": 1, "leaves": 1, "temp_moves": 0, "train_steps": 1, "batch": 1,
+    at_least = {"generations": 1, "games": 1, "sims": 1, "leaves": 1, "temp_moves": 0, "train_steps": 0, "batch": 1,
                 "window": 1, "gate_games": 1, "gumbel": 0, "eval_every": 0, "eval_games": 1, "chunk": 1, "workers": 1,
                 "torch_threads": 1}
     for name, low in at_least.items():

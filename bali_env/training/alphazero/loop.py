@@ -9,7 +9,9 @@ Generation g (from 1):
 3. **training**: the learner (which goes on from its own weights whether or not the gate took
    its last network, as in AlphaGo Zero) takes ``train_steps`` Adam steps; saved as
    ``learner/gen_g.pt`` (weights and optimiser), exported as ``nets/gen_g.npz`` (the networks
-   kept: the start, the best and the newest);
+   kept: the start, the best and the newest). With ``train_steps`` 0 the run is self-play only:
+   no training and no gate (steps 3-4), every generation played by the start network, and the
+   row's losses and gate empty (the rows for ``benchmarks.az_fit``);
 4. **gate** (``arena.gate``): the new network against the best; saved as ``gate/gen_g.json``;
    when it passes, ``nets/gen_g.npz`` becomes the best (``best.npz``);
 5. **curve** (every ``eval_every`` generations, and generation 0): the best against the
@@ -76,6 +78,8 @@ class Config:
     device: str = "cpu"  #: where the network trains: "cpu" or "cuda"
 
 
+#: a self-play-only generation's gate (``--train-steps 0``): none played, nothing accepted
+SELF_PLAY_ONLY: dict[str, Any] = {"win_rate": None, "ci_low": None, "ci_high": None, "needed": None, "accepted": False}
 RESUMABLE = ("generations", "workers", "backend", "ray_address", "minutes", "device")  #: what ``--resume`` may change
 
 
@@ -170,9 +174,13 @@ class Run:
         t0 = time.time()
         rows = self._self_play(g, best, pool)
         t1 = time.time()
-        learner = self._train(g)
-        t2 = time.time()
-        verdict = self._gate(g, best)
+        if cfg.train_steps:
+            learner = self._train(g)
+            t2 = time.time()
+            verdict = self._gate(g, best)
+        else:  # --train-steps 0: self-play only; the row's losses and gate stay empty
+            learner, verdict = dict.fromkeys(("policy_loss", "value_loss", "loss")), SELF_PLAY_ONLY
+            t2 = t1
         t3 = time.time()
         new_best = g if verdict["accepted"] else best
         if verdict["accepted"]:
@@ -180,16 +188,19 @@ class Run:
             self.path("best.npz.tmp").replace(self.path("best.npz"))
         row = {"generation": g, "games": cfg.games, "positions": int(len(rows["game"])),
                "selfplay_s": round(t1 - t0, 1), "train_s": round(t2 - t1, 1), "gate_s": round(t3 - t2, 1),
-               **{k: round(v, 4) for k, v in learner.items()},
+               **{k: None if v is None else round(v, 4) for k, v in learner.items()},
                "gate_win_rate": verdict["win_rate"], "gate_ci_low": verdict["ci_low"],
                "gate_ci_high": verdict["ci_high"], "gate_needed": verdict["needed"],
                "accepted": verdict["accepted"], "best": new_best}
-        self.say(f"generation {g}: {cfg.games} games, {row['positions']:,} positions, self-play {t1 - t0:.0f} s; "
-                 f"trained {cfg.train_steps} steps in {t2 - t1:.0f} s (loss {row['loss']:.3f}: policy "
-                 f"{row['policy_loss']:.3f}, value {row['value_loss']:.3f}); gate {100 * verdict['win_rate']:.1f}% "
-                 f"[{100 * verdict['ci_low']:.1f}, {100 * verdict['ci_high']:.1f}] of {verdict['games']} against "
-                 f"generation {best} (its interval must clear {100 * verdict['needed']:.1f}%): "
-                 f"{'accepted' if verdict['accepted'] else 'kept generation ' + str(best)}")
+        played = f"generation {g}: {cfg.games} games, {row['positions']:,} positions, self-play {t1 - t0:.0f} s"
+        if not cfg.train_steps:
+            self.say(f"{played} (self-play only: no training, no gate)")
+        else:
+            self.say(f"{played}; trained {cfg.train_steps} steps in {t2 - t1:.0f} s (loss {row['loss']:.3f}: policy "
+                     f"{row['policy_loss']:.3f}, value {row['value_loss']:.3f}); gate {100 * verdict['win_rate']:.1f}% "
+                     f"[{100 * verdict['ci_low']:.1f}, {100 * verdict['ci_high']:.1f}] of {verdict['games']} against "
+                     f"generation {best} (its interval must clear {100 * verdict['needed']:.1f}%): "
+                     f"{'accepted' if verdict['accepted'] else 'kept generation ' + str(best)}")
         if cfg.eval_every and (g % cfg.eval_every == 0 or g == cfg.generations):
             self._curve(g, new_best)
         self._append_csv(self.path("generations.csv"), [row])
