@@ -149,11 +149,12 @@ def measure(run: Path, games: int, repeats: int, sims: list[int] | None, seed: i
     """The figures for ``run`` (its ``config.json``; its ``best.npz`` unless ``policy_path``):
     one entry per descents, the run's own first."""
     from bali_env.agents.ppo import ExportedPolicy
-    from bali_env.agents.puct import PolicySearchAgent
 
     config = json.loads((run / "config.json").read_text())
     path = policy_path or run / "best.npz"
-    policy = PolicySearchAgent._check_value(ExportedPolicy(path))
+    policy = ExportedPolicy(path)
+    if policy.value_weights is None:
+        raise ValueError(f"{path} has no value head, which the search needs (add one: bali fit-value)")
     own = int(config["sims"])
     sims = [own] + [s for s in dict.fromkeys(sims or []) if s != own]
     start = time.perf_counter()

@@ -820,7 +820,7 @@ def test_the_targets_benchmark_needs_a_run_and_a_value_head(targets_run, tmp_pat
     headless = write_policy(*ExportedPolicy(shipped_policy(2)).arrays(), tmp_path / "headless.npz")
     with pytest.raises(SystemExit) as exc:
         az_targets.main([str(targets_run), "--policy", str(headless)])
-    assert exc.value.code == 2 and "value head" in capsys.readouterr().err
+    assert exc.value.code == 2 and "has no value head, which the search needs" in capsys.readouterr().err
 
 
 def test_the_target_figures_in_the_docs_are_the_kept_measurements():
