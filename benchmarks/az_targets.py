@@ -224,17 +224,18 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = flags.Parser(prog="python -m benchmarks.az_targets", description=__doc__.split("\n\n")[0],
                           parents=[flags.out("write the figures there as JSON"),
-                                   flags.seed(0, "the deals and the searches' keys")])
+                                   flags.seed(0, "the deals and the searches' keys"),
+                                   flags.games(16, "self-play games whose decisions are searched")])
     parser.add_argument("run", type=Path, help="a bali az run's folder (its config.json and best.npz)")
     parser.add_argument("--policy", type=Path, default=None,
                         help="search with this policy .npz (with a value head) instead of the run's best.npz")
-    parser.add_argument("--games", type=arg_type(check_int, 1, 4096), default=16,
-                        help="self-play games whose decisions are searched (default 16)")
     parser.add_argument("--repeats", type=arg_type(check_int, 2, 64), default=4,
                         help="searches of each decision per descents, with independent keys (default 4)")
     parser.add_argument("--sims", type=arg_type(check_int, 1, 100_000), nargs="*", default=[],
                         help="descents besides the run's own, each measured too (default: the run's only)")
     args = parser.parse_args(argv)
+    if not 1 <= args.games <= 4096:
+        parser.error(f"--games must lie in [1, 4096], got {args.games}")
     if not 0 <= args.seed < 2**63:
         parser.error(f"--seed must lie in [0, 2**63), got {args.seed}")
     if not (args.run / "config.json").is_file():
