@@ -99,9 +99,10 @@ def play(policy: Any, config: dict[str, Any], games: int, repeats: int, sims: li
     from bali_env.arena.schedule import deal_seed
     from bali_env.engine import N_DECISIONS, O_DECISION
     from bali_env.envs.batched import BaliVectorEnv
-    from bali_env.training.alphazero.selfplay import improved_policy
+    from bali_env.training.alphazero.selfplay import policy_target
 
     players, gumbel = int(config["players"]), int(config["gumbel"])
+    target = "improved" if gumbel else config.get("target", "visits")  # as selfplay.job_for sets it
     searchers = [PolicySearchAgent(seed=0, sims=s, c=float(config["c"]), leaves=int(config["leaves"]), gumbel=gumbel)
                  for s in sims]
     seeds = repeat_seeds(seed, repeats)
@@ -124,11 +125,7 @@ def play(policy: Any, config: dict[str, Any], games: int, repeats: int, sims: li
                 legal = masks[rows] > 0
                 for i, searcher in enumerate(searchers):
                     root = searcher.search_root(stacked_obs, stacked_masks, keys, policy)
-                    if gumbel:
-                        goal = improved_policy(root, stacked_masks > 0)
-                    else:
-                        visits = root["visits"].astype(np.float64)
-                        goal = visits / visits.sum(axis=1, keepdims=True)
+                    goal = policy_target(root, stacked_masks > 0, target)
                     kept["targets"][i].append(goal.reshape(repeats, len(rows), -1).astype(np.float32))
                     if i == 0:  # the first search at the run's own descents plays, as in self-play
                         first = root["action"] if gumbel else np.argmax(root["visits"], axis=1)

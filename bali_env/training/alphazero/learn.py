@@ -116,10 +116,7 @@ class Learner:
         import torch
 
         dev = self.device
-        x = torch.from_numpy(np.ascontiguousarray(rows["input"], dtype=np.float32)).to(dev)
-        legal = torch.from_numpy(np.ascontiguousarray(rows["action_mask"]) > 0).to(dev)
-        target = torch.from_numpy(np.ascontiguousarray(rows["policy"], dtype=np.float32)).to(dev)
-        share = torch.from_numpy(np.ascontiguousarray(rows["value"], dtype=np.float32)).to(dev)
+        x, legal, target, share = self._tensors(rows)
         gen = torch.Generator().manual_seed(int(seed) % 2**63)
         totals = np.zeros(2)
         for _ in range(steps):
@@ -139,16 +136,22 @@ class Learner:
         positions it has not seen)."""
         import torch
 
-        dev = self.device
         with torch.no_grad():
-            x = torch.from_numpy(np.ascontiguousarray(rows["input"], dtype=np.float32)).to(dev)
-            legal = torch.from_numpy(np.ascontiguousarray(rows["action_mask"]) > 0).to(dev)
-            target = torch.from_numpy(np.ascontiguousarray(rows["policy"], dtype=np.float32)).to(dev)
-            share = torch.from_numpy(np.ascontiguousarray(rows["value"], dtype=np.float32)).to(dev)
+            x, legal, target, share = self._tensors(rows)
             p_loss, v_loss = self.losses(x, legal, target, share)
             first = self.actor(x).masked_fill(~legal, -1e9).argmax(dim=1)
             agreement = (first == target.argmax(dim=1)).float().mean()
         return {"policy_loss": float(p_loss), "value_loss": float(v_loss), "agreement": float(agreement)}
+
+    def _tensors(self, rows: dict[str, np.ndarray]) -> tuple[Any, Any, Any, Any]:
+        """The buffer's ``input``, legal actions, ``policy`` and ``value`` as tensors on the device."""
+        import torch
+
+        dev = self.device
+        return (torch.from_numpy(np.ascontiguousarray(rows["input"], dtype=np.float32)).to(dev),
+                torch.from_numpy(np.ascontiguousarray(rows["action_mask"]) > 0).to(dev),
+                torch.from_numpy(np.ascontiguousarray(rows["policy"], dtype=np.float32)).to(dev),
+                torch.from_numpy(np.ascontiguousarray(rows["value"], dtype=np.float32)).to(dev))
 
     def losses(self, x: Any, legal: Any, target: Any, share: Any) -> tuple[Any, Any]:
         """The two losses on one batch (tensors): the actor's cross-entropy to ``target`` over the

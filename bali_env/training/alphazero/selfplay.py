@@ -73,6 +73,15 @@ def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarra
     return out / out.sum(axis=1, keepdims=True)
 
 
+def policy_target(root: dict[str, np.ndarray], legal: np.ndarray, target: str) -> np.ndarray:
+    """The policy target a search's ``root`` leaves: its visit shares (``"visits"``) or Gumbel
+    MuZero's improved policy over the ``legal`` actions (``"improved"``, ``improved_policy``)."""
+    if target == "improved":
+        return improved_policy(root, legal)
+    visits = root["visits"].astype(np.float64)
+    return visits / visits.sum(axis=1, keepdims=True)
+
+
 def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
     """Play the games ``games`` of the generation ``job`` (``job_for``) and return their targets
     (the module docstring's table), rows in the order the decisions were taken."""
@@ -108,7 +117,7 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
                 root = searcher.search_root(obs[rows], masks[rows], keys, policy, noise=job["noise"])
                 visits = root["visits"].astype(np.float64)
                 shares_of_visits = visits / visits.sum(axis=1, keepdims=True)
-                goal = shares_of_visits if job["target"] == "visits" else improved_policy(root, masks[rows] > 0)
+                goal = policy_target(root, masks[rows] > 0, job["target"])
                 if searcher.gumbel:  # the search's choice
                     actions[rows] = root["action"]
                 else:  # drawn from the visit shares for the first temp_moves decisions, then the most visited
@@ -158,4 +167,4 @@ def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
-__all__ = ["DRAW_STREAM", "improved_policy", "job_for", "merge", "play_chunk", "targets"]
+__all__ = ["DRAW_STREAM", "improved_policy", "job_for", "merge", "play_chunk", "policy_target", "targets"]
