@@ -83,6 +83,12 @@ CLAIMS: tuple[Claim, ...] = (
           "(equal share 25%)"),
     Claim("shipped `ppo` vs three `mcts`, 4 players, seed 1", ("4p-ppo-mcts-seed1",), "ppo", headline=False),
     Claim("shipped `ppo` vs three `mcts`, 4 players, seed 2", ("4p-ppo-mcts-seed2",), "ppo", headline=False),
+    Claim("shipped `ppo` vs two `greedy`, 3 players", ("3p-ppo-greedy-seed1",), "ppo", "(equal share 33.3%)",
+          headline=False),
+    Claim("shipped `ppo` vs two `mcts`, 3 players", ("3p-ppo-mcts-seed1",), "ppo", "(equal share 33.3%)",
+          headline=False),
+    Claim("`ppo+search` vs two `mcts`, 3 players", ("3p-search-mcts-seed1",), "ppo+search", "(equal share 33.3%)",
+          headline=False),
     Claim("`mcts` vs `greedy`, 2 players", ("2p-mcts-greedy-seed1",), "mcts"),
     Claim("`greedy` vs three `random`, 4 players", ("4p-greedy-random-seed1",), "greedy"),
     Claim("`greedy` vs `random`, 2 players", ("2p-greedy-random-seed1",), "greedy", headline=False),
@@ -130,7 +136,7 @@ def example_figures() -> set[str]:
 
 
 AZ_RUNS = tuple(Path(__file__).resolve().parent.parent / "training" / name  #: the kept ``bali az`` runs
-                for name in ("az2p", "az2p-gumbel", "az2p-sims400", "az4p-gumbel", "az4p-gumbel4"))
+                for name in ("az2p", "az2p-gumbel", "az2p-sims400", "az3p", "az4p-gumbel", "az4p-gumbel4"))
 
 
 def az_figures() -> set[str]:

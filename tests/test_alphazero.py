@@ -118,6 +118,79 @@ def test_the_gate_takes_the_stronger_network_and_not_the_weaker(tmp_path):
     assert up["accepted"] and up["win_rate"] >= 0.8
     assert not down["accepted"] and down["win_rate"] <= 0.2
     assert down["ci_low"] <= down["win_rate"] <= down["ci_high"]
+    again = arena.confirm(up, strong, tmp_path / "weak.npz", 2, seed=4, workers=1)
+    c = again["confirm"]
+    assert again["accepted"] and c["games"] == up["games"] and c["pooled_games"] == 2 * up["games"]
+    assert c["pooled_win_rate"] == pytest.approx((up["win_rate"] + c["win_rate"]) / 2)
+    assert {k: again[k] for k in up} == {**up, "accepted": True}  # the first match's figures stay
+
+
+def test_a_lucky_pass_is_not_confirmed(tmp_path):
+    """A network against itself that passed one match by luck (a made-up 57.5% of 200 games, the
+    top 2.5% of an even match): played again on other deals it wins about half, and the pooled
+    interval does not clear the fair share."""
+    from bali_env.arena.stats import wilson_interval
+
+    low, high = wilson_interval(115, 200)
+    lucky = {"games": 200, "win_rate": 0.575, "ci_low": low, "ci_high": high, **arena.decide(low, 2)}
+    assert lucky["accepted"]
+    same = shipped_policy(2)
+    again = arena.confirm(lucky, same, same, 2, seed=5, workers=1)
+    c = again["confirm"]
+    assert 0.4 < c["win_rate"] < 0.6 and c["pooled_games"] == 400
+    assert (c["pooled_ci_low"], c["pooled_ci_high"]) == pytest.approx(wilson_interval(115 + c["win_rate"] * 200, 400))
+    assert c["pooled_ci_low"] <= 0.5 and not again["accepted"]
+
+
+def test_the_confirmation_turns_down_a_third_of_the_lucky_passes_and_few_real_ones():
+    """The figures the docs give for the gate, summed exactly over the binomial with the gate's
+    own rule (``decide`` on one match, then on the two ``pool``ed): how often a network that is
+    even (a fair share) or better passes one match, and passes it confirmed."""
+    from math import comb
+
+    def passes(p, games, players):
+        pmf = [comb(games, k) * p ** k * (1 - p) ** (games - k) for k in range(games + 1)]
+        match = [{"games": games, "win_rate": k / games} for k in range(games + 1)]
+        first = [arena.decide(wilson_interval(k, games)[0], players)["accepted"] for k in range(games + 1)]
+        both = sum(pmf[a] * pmf[b] for a in range(games + 1) if first[a] for b in range(games + 1)
+                   if arena.decide(arena.pool(match[a], match[b])["pooled_ci_low"], players)["accepted"])
+        return round(100 * sum(p for p, ok in zip(pmf, first, strict=True) if ok), 1), round(100 * both, 1)
+
+    from bali_env.arena.stats import wilson_interval
+
+    assert passes(1 / 3, 201, 3) == (2.3, 0.8) and passes(0.4, 201, 3) == (49.2, 47.4)
+    assert passes(0.5, 200, 2) == (2.8, 0.9)
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "alphazero.md").read_text().split())
+    assert ("passes a 3-player gate of 201 games 2.3% of the time with one match and 0.8% with the confirmation "
+            "(in 2 players: 2.8% and 0.9%") in page and "40% passes 49.2% and 47.4% of the time" in page
+
+
+def test_the_run_takes_a_new_best_only_when_the_confirmation_holds(tmp_path, monkeypatch, capsys):
+    """In the loop a gate that passes is confirmed on the ``confirm`` stream's deals: the new
+    network becomes the best only if the pooled interval clears the share, and the log says so."""
+    played = []
+
+    def scripted(lineup, players, games, seed, workers, progress=False):
+        played.append(seed)
+        rate = 0.9 if len(played) in (1, 3, 4) else 0.3  # gen 1: 0.9 then 0.3; gen 2: 0.9 then 0.9
+        low, high = wilson_interval(rate * games, games)
+        return {"games": games, "win_rate": rate, "ci_low": low, "ci_high": high}
+
+    from bali_env.arena.stats import wilson_interval
+    from bali_env.training.alphazero.loop import seed_for
+
+    monkeypatch.setattr(arena, "match", scripted)
+    folder = tmp_path / "run"
+    Run(folder, Config(generations=2, **{**TINY, "gate_games": 40, "eval_every": 0}), say=print).run()
+    assert played == [seed_for(0, 1, "gate"), seed_for(0, 1, "confirm"), seed_for(0, 2, "gate"),
+                      seed_for(0, 2, "confirm")]
+    first, second = (json.loads((folder / "gate" / f"gen_000{g}.json").read_text()) for g in (1, 2))
+    assert first["confirm"]["pooled_win_rate"] == pytest.approx(0.6) and not first["accepted"]
+    assert second["confirm"]["pooled_win_rate"] == pytest.approx(0.9) and second["accepted"]
+    rows = list(csv.DictReader((folder / "generations.csv").open()))
+    assert [(r["accepted"], r["best"]) for r in rows] == [("False", "0"), ("True", "2")]
+    said = capsys.readouterr().out
+    assert "again on other deals 30.0% of 40, both pooled 60.0% [" in said and "kept generation 0" in said
 
 
 def test_the_learner_exports_what_it_loaded_and_learns_the_targets(chunk):
@@ -235,8 +308,8 @@ def test_bali_az_runs_resumes_and_says_how_to_play(tmp_path, capsys):
 
 @pytest.mark.parametrize(("argv", "says"), [
     (["--sims", "0"], "--sims must be at least 1"),
-    (["--players", "3"], "no policy is shipped for 3 players"),
     (["--init", "nope.npz"], "--init: no exported policy"),
+    (["--players", "3", "--init", str(shipped_policy(2))], "value head gives 1 output(s) cannot start 3-player"),
     (["--lr", "2"], "--lr must be in (0, 1)"),
     (["--gumbel", "-1"], "--gumbel must be at least 0"),
     (["--train-steps", "-1"], "--train-steps must be at least 0"),
@@ -251,6 +324,20 @@ def test_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch,
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
     assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
+
+
+def test_init_shipped_without_the_file_says_to_start_from_scratch(tmp_path, capsys, monkeypatch):
+    """``--init shipped`` (the default) where the policies folder lacks the player count's file:
+    one line naming ``--init scratch``, nothing written."""
+    import bali_env.agents.ppo as ppo
+
+    monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path / "policies")
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["az", "--players", "3", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no policy is shipped for 3 players; give --init scratch" in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow
@@ -323,10 +410,12 @@ def test_device_cuda_without_a_gpu_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize(("players", "init", "gumbel"), [(3, "scratch", 0), (4, "shipped", 8)])
+@pytest.mark.parametrize(("players", "init", "gumbel"), [(3, "scratch", 0), (4, "shipped", 8),
+                                                       (3, str(shipped_policy(4)), 8)])
 def test_three_and_four_players_run_a_generation(tmp_path, players, init, gumbel):
-    """3 players from scratch (no policy is shipped for 3) and 4 from the shipped policy with
-    Gumbel's root: a generation runs, the value rows and the head have one column per seat."""
+    """3 players from scratch, 3 from the 4-player policy (its value head cut to three seats) and
+    4 from the shipped policy with Gumbel's root: a generation runs, the value rows and the head
+    have one column per seat."""
     folder = tmp_path / f"{players}p"
     Run(folder, Config(players=players, init=init, generations=1, gumbel=gumbel, **TINY)).run()
     rows = buffer.load(buffer.generation_file(folder, 1))
@@ -335,6 +424,11 @@ def test_three_and_four_players_run_a_generation(tmp_path, players, init, gumbel
     best = ExportedPolicy(folder / "nets" / "gen_0001.npz")
     assert best.seat_values(rows["input"][:3], players).shape == (3, players)
     assert best.meta["num_players"] == players
+    if init.endswith(".npz"):  # the start is the given network, adapted
+        start = ExportedPolicy(folder / "nets" / "gen_0000.npz")
+        cut = ExportedPolicy(init).for_players(players)
+        assert all(np.array_equal(a, b) for pair in zip(start.value_weights, cut.value_weights, strict=True)
+                   for a, b in zip(*pair, strict=True))
 
 
 def test_the_cost_of_a_generation_in_the_docs_is_the_kept_measurement():

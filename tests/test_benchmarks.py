@@ -162,7 +162,6 @@ def test_bad_options_stop_before_anything_is_measured_or_created(tmp_path, capsy
 
 @pytest.mark.parametrize(("argv", "says"), [
     (["--players", "1"], "--players"),
-    (["--players", "3"], "--players"),  # no shipped 3-player policy to search with
     (["--players", "5"], "--players"),
     (["--decisions", "0"], "--decisions"),
 ])

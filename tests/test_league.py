@@ -44,7 +44,11 @@ def test_a_small_league(tmp_path):
     assert "greedy" in table and "2-player win rate of the row against the column" in table
 
 
-def test_a_free_for_all_an_agent_cannot_play_is_left_out(tmp_path, capsys):
+def test_a_free_for_all_an_agent_cannot_play_is_left_out(tmp_path, capsys, monkeypatch):
+    import bali_env.agents.ppo as ppo
+
+    (tmp_path / "bali_2p.npz").write_bytes(ppo.shipped_policy(2).read_bytes())
+    monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path)  # a ppo with only its 2-player policy
     result = run_league(["ppo", "greedy", "random"], games=2, seed=1, workers=1, sizes=(2, 3), progress=False)
     assert sorted(result.parts) == ["pairs/0-1", "pairs/0-2", "pairs/1-2"]
     assert "ffa-3p" in result.config["skipped"] and "no 3-player free-for-all" in capsys.readouterr().err

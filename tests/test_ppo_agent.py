@@ -1,11 +1,13 @@
 """The ``ppo`` agent's errors say what to do, in one line: a player count without a shipped policy
-names ``bali train --players N`` and ``ppo:path=FILE``; a ``ppo:path=`` that is not the ``.npz``
-``bali train`` writes (a Python file, a pickle, junk, an .npz of something else) is refused
-without unpickling anything; the shipped policies play legal moves."""
+(a policies folder that lacks its file) names ``bali train --players N`` and ``ppo:path=FILE``; a
+``ppo:path=`` that is not the ``.npz`` ``bali train`` writes (a Python file, a pickle, junk, an
+.npz of something else) is refused without unpickling anything; the shipped policies play legal
+moves, in 3 players the 4-player network cut to three seats."""
 
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -24,9 +26,14 @@ def _observation(num_players: int) -> tuple[np.ndarray, np.ndarray]:
     return o["observation"], o["action_mask"]
 
 
-def test_a_player_count_without_a_shipped_policy_says_how_to_train_one():
-    """The shipped ppo has policies for 2 and 4 players: for 3, check_players (what bali play calls
-    on its bots) and the first move both raise one line naming the command and the setting."""
+def test_a_player_count_without_a_shipped_policy_says_how_to_train_one(tmp_path, monkeypatch):
+    """Where the policies folder lacks a count's file (here: only the 2-player one), check_players
+    (what bali play calls on its bots) and the first move both raise one line naming the command
+    and the setting."""
+    import bali_env.agents.ppo as ppo
+
+    (tmp_path / "bali_2p.npz").write_bytes(shipped_policy(2).read_bytes())
+    monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path)
     assert shipped_policy(2).is_file() and not shipped_policy(3).is_file()
     agent = make_agent("ppo", seed=0)
     agent.check_players(2)
@@ -35,11 +42,33 @@ def test_a_player_count_without_a_shipped_policy_says_how_to_train_one():
     with pytest.raises(ValueError) as exc:
         agent.check_players(3)
     message = str(exc.value)
-    assert "\n" not in message
+    assert "\n" not in message and "(shipped: 2)" in message
     assert "train a 3-player policy with bali train --players 3" in message and "ppo:path=FILE" in message
     obs, mask = _observation(3)
     with pytest.raises(ValueError, match="bali train --players 3"):
         agent.act(obs, mask)
+
+
+def test_three_players_play_the_four_player_network_cut_to_three_seats():
+    """``ppo`` has a policy for every player count: in 3 players the 4-player network, its value
+    head cut to three seats; it plays legal moves, and ``ppo+search`` reads three seats' values."""
+    assert shipped_policy(3) == shipped_policy(4)
+    agent = make_agent("ppo", seed=0)
+    agent.check_players(3)
+    policy = agent._policy_for(3)
+    assert policy.meta["num_players"] == 3 and policy.value_weights[-1][0].shape[1] == 3
+    cut = ExportedPolicy(shipped_policy(4)).for_players(3)
+    assert all(np.array_equal(a, b) for pair in zip(policy.value_weights, cut.value_weights, strict=True)
+               for a, b in zip(*pair, strict=True))
+    env = bali_env.raw_env(num_players=3)
+    env.reset(seed=3)
+    searched = make_agent("ppo+search", seed=0)
+    for _ in range(6):
+        o = env.observe(env.agent_selection)
+        assert o["action_mask"][agent.act(o["observation"], o["action_mask"])] == 1
+        action = searched.act(o["observation"], o["action_mask"])
+        assert o["action_mask"][action] == 1
+        env.step(action)
 
 
 class _Boom:
@@ -77,11 +106,15 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
         make_agent(f"ppo:path={path}")
 
 
-def test_bali_play_reports_a_bad_ppo_opponent_in_one_line(tmp_path, capsys):
-    """`bali play --opponents ppo:path=my_bot.py` and the shipped ppo at 3 players: exit code 2,
-    one line on stderr saying what to do, nothing printed on stdout and nothing saved."""
+def test_bali_play_reports_a_bad_ppo_opponent_in_one_line(tmp_path, capsys, monkeypatch):
+    """`bali play --opponents ppo:path=my_bot.py`, and the shipped ppo at 3 players from a
+    policies folder without the file they play: exit code 2, one line on stderr saying what to do,
+    nothing printed on stdout and nothing saved."""
+    import bali_env.agents.ppo as ppo
     from bali_env.apps.cli import parse_command
     from bali_env.apps.terminal import run
+
+    monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path)
 
     bot = tmp_path / "my_bot.py"
     bot.write_text("print('hello')\n")
@@ -199,3 +232,29 @@ def test_a_rows_outputs_do_not_depend_on_the_batch(num_players):
         assert np.array_equal(policy.forward(x[i : i + 1])[0], logits[i]), i
         assert np.array_equal(policy.seat_values(x[i : i + 1], num_players)[0], values[i]), i
     assert np.array_equal(policy.forward(x[3:5]), logits[3:5])
+
+
+def test_a_per_seat_value_head_is_cut_to_fewer_players():
+    """``for_players`` (``bali az --init`` a policy of another player count): the 4-player network
+    for 3 players keeps its actor bit for bit, and its value head's softmax runs over the first
+    three seats' outputs; the same count gives the policy itself; a head that cannot be cut (one
+    output, or fewer seats than asked) is refused naming both counts."""
+    four = ExportedPolicy(shipped_policy(4))
+    three = four.for_players(3)
+    assert three.meta["num_players"] == 3 and four.meta["num_players"] == 4
+    for (w3, b3), (w4, b4) in zip(three.weights, four.weights, strict=True):
+        assert np.array_equal(w3, w4) and np.array_equal(b3, b4)
+    obs, mask = _observation(3)
+    x = four.input(obs[None], mask[None])
+    assert np.array_equal(three.forward(x), four.forward(x))
+    logits = four._mlp(four.value_weights, x)[:, :3]
+    expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    assert three.seat_values(x).shape == (1, 3)
+    assert np.allclose(three.seat_values(x), expected, atol=1e-6)
+    assert four.for_players(4) is four
+    two = ExportedPolicy(shipped_policy(2))
+    for policy, players, says in ((two, 3, "a 2-player policy whose value head gives 1 output(s)"),
+                                  (four, 2, "a 4-player policy whose value head gives 4 output(s)"),
+                                  (three, 4, "a 3-player policy whose value head gives 3 output(s)")):
+        with pytest.raises(ValueError, match=re.escape(f"{says} cannot start {players}-player games")):
+            policy.for_players(players)

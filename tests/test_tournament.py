@@ -444,6 +444,10 @@ def test_a_rejected_command_prints_one_line_and_leaves_nothing(tmp_path, monkeyp
     root = Path(__file__).resolve().parent.parent
     bad = [a.replace("path=agents/", f"path={root}/agents/") for a in bad]
     monkeypatch.chdir(tmp_path)
+    if "--players" in bad:  # a policies folder without the 3-player file
+        import bali_env.agents.ppo as ppo
+
+        monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path / "no-policies")
     args = bad if "--players" in bad else [*bad, "--players", "2"]
     assert cli_main(["tournament", *args, "--no-progress"]) == 2
     err = capsys.readouterr().err

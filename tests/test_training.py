@@ -632,10 +632,11 @@ def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypa
         agent.act(obs[0], masks[0])
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
+@pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_shipped_ppo_policies_play_without_torch(num_players):
-    """The shipped policies are valid exports for their player count and play legal moves by the
-    NumPy forward pass: torch is not imported for it."""
+    """The shipped policies are valid exports for their player count (3 players: the 4-player
+    file, cut to three seats) and play legal moves by the NumPy forward pass: torch is not
+    imported for it."""
     import subprocess
     import sys
 
@@ -644,7 +645,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     path = P.shipped_policy(num_players)
     if not path.is_file():
         pytest.skip(f"no policy shipped for {num_players} players")
-    policy = P.ExportedPolicy(path)
+    policy = P.ExportedPolicy(path).for_players(num_players)
     assert policy.meta["num_players"] == num_players and path.stat().st_size < 3_000_000
     obs, masks = _observations(num_players, 300)
     actions = make_agent("ppo", seed=0).act_batch(obs, masks)

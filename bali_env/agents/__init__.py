@@ -15,7 +15,7 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 | ``puct.py``, ``puct_search.py`` | ``ppo+search``: policy-guided search (PUCT, or Gumbel's root); its kernels |
 | ``threads.py`` | the threads a decision may use now: BLAS on one, Numba's kernels on the idle cores |
 | ``sb3.py`` | ``sb3:PATH``: a stable-baselines3 model file as an agent |
-| ``policies/`` | the shipped policies (``bali_2p.npz``, ``bali_4p.npz``); how they were made: ``training/README.md`` |
+| ``policies/`` | the shipped policies (``bali_2p.npz``; ``bali_4p.npz``, 3 players too): ``training/README.md`` |
 
 Bots in other processes and languages (``cmd:``) are the arena's (``bali_env.arena.protocol``);
 ``make_agent`` builds them too, importing that module on first use only.

@@ -15,8 +15,11 @@ masked distribution), for a whole batch at once:
 
 - ``make_agent("ppo:path=runs/bali2p/final.npz")`` plays that file;
 - ``make_agent("ppo")`` plays the policy shipped in ``bali_env/agents/policies/`` for the player count of
-  the game it is given (read from the observation); a count without a shipped policy is a clear
-  error, raised early by ``check_players(num_players)`` (what ``bali play`` calls on every bot).
+  the game it is given (read from the observation): ``bali_2p.npz`` in 2 players, ``bali_4p.npz``
+  in 4, and in 3 (no network was trained for them) the 4-player network with its value head cut
+  to three seats (``SHIPPED_FILES``, ``ExportedPolicy.for_players``); a count without a shipped
+  policy (a folder without its file) is a clear error, raised early by
+  ``check_players(num_players)`` (what ``bali play`` calls on every bot).
 
 A file that is not such an export (a Python file, a pickle, junk) is refused with one line
 ("not a policy file: expected the .npz that bali train writes"); nothing is ever unpickled.
@@ -110,9 +113,15 @@ def check_meta(meta: dict[str, Any], where: str) -> PolicyMeta:
         raise ValueError(f"{where}: {problem}") from None
 
 
+#: the shipped file each player count plays: 3 players have no network of their own and play the
+#: 4-player one, its value head cut to three seats (``ExportedPolicy.for_players``)
+SHIPPED_FILES = {2: "bali_2p.npz", 3: "bali_4p.npz", 4: "bali_4p.npz"}
+
+
 def shipped_policy(num_players: int) -> Path:
-    """The path of the policy shipped for ``num_players`` (it may not exist)."""
-    return POLICY_DIR / f"bali_{num_players}p.npz"
+    """The path of the policy file shipped for ``num_players`` (``SHIPPED_FILES``; it may not
+    exist); ``ExportedPolicy(path).for_players(num_players)`` is the network ``ppo`` plays."""
+    return POLICY_DIR / SHIPPED_FILES.get(num_players, f"bali_{num_players}p.npz")
 
 
 def policy_arrays(policy: Any, **meta: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, Any]]:
@@ -274,6 +283,25 @@ class ExportedPolicy:
         """The value head's ``(weight [out, in], bias)`` pairs, or None when the file has none."""
         return None if self.value_weights is None else [(w.T.copy(), b.copy()) for w, b in self.value_weights]
 
+    def for_players(self, num_players: int) -> ExportedPolicy:
+        """This network as a start for games of ``num_players`` (``bali az --init``): itself when
+        it is for that count (or says none); else the same actor (the observation tells it the
+        player count) and a per-seat value head cut to its first ``num_players`` outputs (the
+        reading seat, then the others in turn order), so the 4-player network starts a 3-player
+        run. ValueError when the head cannot be cut: none, one output, or fewer seats."""
+        have = self.info.num_players
+        if have in (None, num_players):
+            return self
+        outputs = 0 if self.value_weights is None else self.value_weights[-1][0].shape[1]
+        if not 2 < num_players < outputs:
+            raise ValueError(f"a {have}-player policy whose value head gives {outputs} output(s) cannot start "
+                             f"{num_players}-player games (only a per-seat head for more seats is cut to fewer)")
+        weights, meta = self.arrays()
+        value = self.value_arrays() or []
+        value[-1] = (value[-1][0][:num_players].copy(), value[-1][1][:num_players].copy())
+        return ExportedPolicy.from_arrays(weights, {**meta, "num_players": num_players},
+                                          where=f"{self.path or 'the policy'} for {num_players} players", value=value)
+
     def _set(self, weights: Layers, meta: dict[str, Any], where: str, value: Layers | None = None,
              info: PolicyMeta | None = None) -> None:
         """Check the layers against the metadata (``check_meta``'s ``info``, read here when not
@@ -387,11 +415,11 @@ class PPOAgent(Agent):
         if num_players not in self._policies:
             path = shipped_policy(num_players)
             if not path.is_file():
-                have = sorted(int(p.stem.split("_")[1][0]) for p in POLICY_DIR.glob("bali_*p.npz"))
+                have = sorted(n for n, name in SHIPPED_FILES.items() if (POLICY_DIR / name).is_file())
                 raise ValueError(f"ppo has no shipped policy for {num_players} players (shipped: "
                                  f"{', '.join(map(str, have)) or 'none'}): train a {num_players}-player policy "
                                  f"with bali train --players {num_players} and pass it with ppo:path=FILE")
-            self._policies[num_players] = ExportedPolicy(path)
+            self._policies[num_players] = ExportedPolicy(path).for_players(num_players)
         return self._policies[num_players]
 
     def compile_kernels(self) -> None:

@@ -6,6 +6,9 @@
   win rate lies wholly above a fair share (1 / players). AlphaGo Zero's rule, 55% of the games,
   let a network of 56.5% [49.6, 63.2] over 200 games through here, no better than the best; the
   result, its interval and the decision are logged.
+- ``confirm``: a gate that passed is played again on other deals, and the new network replaces
+  the best only if the two matches pooled clear the fair share too. Forty generations of 3-player
+  networks no better than their start put two lucky ones through a single match.
 - ``yardsticks``: the best network alone against fixed agents (``greedy``, ``mcts``, the shipped
   ``ppo``), each in ``players - 1`` seats, for the learning curve by generation.
 
@@ -36,10 +39,38 @@ def match(lineup: list[str], players: int, games: int, seed: int, workers: int,
 def gate(candidate: Path, best: Path, players: int, games: int, seed: int, workers: int,
          progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
     """The gate's match and decision: ``match``'s figures, ``needed`` (the fair share its
-    interval must clear) and ``accepted``."""
-    lineup = [f"ppo:path={candidate}"] + [f"ppo:path={best}"] * (players - 1)
-    result = match(lineup, players, games, seed, workers, progress)
+    interval must clear) and ``accepted`` (a pass is then ``confirm``ed)."""
+    result = match(_gate_lineup(candidate, best, players), players, games, seed, workers, progress)
     return {**result, **decide(result["ci_low"], players)}
+
+
+def confirm(verdict: dict[str, Any], candidate: Path, best: Path, players: int, seed: int, workers: int,
+            progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
+    """A gate that passed, played again on other deals (``seed``), as many games: ``verdict``
+    with ``confirm`` (the second match's figures, and the two pooled: ``pooled_games``,
+    ``pooled_win_rate``, ``pooled_ci_low``, ``pooled_ci_high``), ``accepted`` only if the pooled
+    interval clears the fair share too. Over many generations no better than the best, one match
+    alone lets a lucky one through about once in 40 tries (the interval's upper 2.5%)."""
+    again = match(_gate_lineup(candidate, best, players), players, verdict["games"], seed, workers, progress)
+    pooled = pool(verdict, again)
+    return {**verdict, "confirm": {**again, **pooled}, "accepted": decide(pooled["pooled_ci_low"], players)["accepted"]}
+
+
+def pool(first: dict[str, Any], again: dict[str, Any]) -> dict[str, Any]:
+    """Two matches' figures (``games``, ``win_rate``) as one: ``pooled_games``,
+    ``pooled_win_rate`` and its 95% Wilson interval (``pooled_ci_low``, ``pooled_ci_high``)."""
+    from bali_env.arena.stats import wilson_interval
+
+    wins = first["win_rate"] * first["games"] + again["win_rate"] * again["games"]
+    total = first["games"] + again["games"]
+    low, high = wilson_interval(wins, total)
+    return {"pooled_games": total, "pooled_win_rate": wins / total, "pooled_ci_low": float(low),
+            "pooled_ci_high": float(high)}
+
+
+def _gate_lineup(candidate: Path, best: Path, players: int) -> list[str]:
+    """The new network in the first seat, the best in every other."""
+    return [f"ppo:path={candidate}"] + [f"ppo:path={best}"] * (players - 1)
 
 
 def decide(ci_low: float, players: int) -> dict[str, Any]:
@@ -73,4 +104,4 @@ def yardsticks(policy: Path, names: list[str], players: int, games: int, seed: i
     return rows
 
 
-__all__ = ["decide", "gate", "match", "yardstick_spec", "yardsticks"]
+__all__ = ["confirm", "decide", "gate", "match", "pool", "yardstick_spec", "yardsticks"]

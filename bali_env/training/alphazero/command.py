@@ -64,7 +64,8 @@ FLAGS: list[tuple[str, Any, str]] = [
     ("eval-every", int, "generations between two points of the curve, 0 for none"),
     ("eval-games", int, "games per yardstick"),
     ("yardsticks", str, "agents the curve measures the best against, comma-separated"),
-    ("init", str, "shipped (the shipped policy), scratch, or a policy .npz with a value head"),
+    ("init", str, "shipped (the shipped policy), scratch, or a policy .npz with a value head (a per-seat head for "
+     "more players is cut to --players)"),
     ("chunk", int, "self-play games per chunk"),
     ("backend", ("local", "ray"), "where self-play runs: local worker processes or Ray tasks"),
     ("ray-address", str, "HOST:PORT of the Ray cluster to join (default: a local Ray)"),
@@ -138,7 +139,8 @@ def _check_numbers(cfg: Config) -> None:
 
 
 def _check_init(cfg: Config) -> None:
-    """``--init``: the shipped policy exists, or the file is a policy with a value head for the player count."""
+    """``--init``: the shipped policy exists, or the file is a policy with a value head for the
+    player count (or one ``ExportedPolicy.for_players`` adapts to it)."""
     if cfg.init not in ("shipped", "scratch"):
         from bali_env.agents.ppo import ExportedPolicy
 
@@ -148,8 +150,10 @@ def _check_init(cfg: Config) -> None:
             raise UsageError(f"--init: {exc}") from None
         if policy.value_weights is None:
             raise UsageError(f"--init {cfg.init}: it has no value head (add one: bali fit-value)")
-        if policy.meta.get("num_players") not in (None, cfg.players):
-            raise UsageError(f"--init {cfg.init}: a {policy.meta['num_players']}-player policy, not {cfg.players}")
+        try:
+            policy.for_players(cfg.players)
+        except ValueError as exc:
+            raise UsageError(f"--init {cfg.init}: {exc}") from None
     elif cfg.init == "shipped":
         from bali_env.agents.ppo import shipped_policy
 

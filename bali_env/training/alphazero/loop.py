@@ -41,7 +41,7 @@ from .learn import Learner
 from .selfplay import job_for, merge
 from .workers import Pool, chunks_of
 
-STAGES = {"selfplay": 1, "train": 2, "gate": 3, "curve": 4, "init": 5}  #: the streams a generation draws from
+STAGES = {"selfplay": 1, "train": 2, "gate": 3, "curve": 4, "init": 5, "confirm": 6}  #: a generation's streams
 
 
 @dataclass
@@ -88,6 +88,16 @@ def selfplay_job(cfg: Config, policy: Any, seed: int) -> dict[str, Any]:
     noise = (cfg.noise_alpha, cfg.noise_eps) if cfg.noise_alpha else None
     return job_for(policy, cfg.players, seed, cfg.sims, cfg.c, cfg.leaves, cfg.temp_moves, noise, cfg.target,
                    cfg.gumbel)
+
+
+def _confirmed(verdict: dict[str, Any]) -> str:
+    """The log's words for a gate's confirming match (``arena.confirm``), if it played one."""
+    if "confirm" not in verdict:
+        return ""
+    c = verdict["confirm"]
+    return (f"; again on other deals {100 * c['win_rate']:.1f}% of {c['games']}, both pooled "
+            f"{100 * c['pooled_win_rate']:.1f}% [{100 * c['pooled_ci_low']:.1f}, {100 * c['pooled_ci_high']:.1f}] "
+            f"of {c['pooled_games']}")
 
 
 def seed_for(seed: int, generation: int, stage: str) -> int:
@@ -165,7 +175,7 @@ class Run:
         if cfg.init == "scratch":
             return Learner.scratch(cfg.players, cfg.lr, seed_for(cfg.seed, 0, "init") % 2**31, cfg.device)
         path = shipped_policy(cfg.players) if cfg.init == "shipped" else Path(cfg.init)
-        return Learner.from_policy(ExportedPolicy(path), cfg.lr, cfg.device)
+        return Learner.from_policy(ExportedPolicy(path).for_players(cfg.players), cfg.lr, cfg.device)
 
     def generation(self, g: int, pool: Pool) -> dict[str, Any]:
         """Play, train, gate and (on its turn) evaluate generation ``g``; returns its row."""
@@ -199,8 +209,8 @@ class Run:
             self.say(f"{played}; trained {cfg.train_steps} steps in {t2 - t1:.0f} s (loss {row['loss']:.3f}: policy "
                      f"{row['policy_loss']:.3f}, value {row['value_loss']:.3f}); gate {100 * verdict['win_rate']:.1f}% "
                      f"[{100 * verdict['ci_low']:.1f}, {100 * verdict['ci_high']:.1f}] of {verdict['games']} against "
-                     f"generation {best} (its interval must clear {100 * verdict['needed']:.1f}%): "
-                     f"{'accepted' if verdict['accepted'] else 'kept generation ' + str(best)}")
+                     f"generation {best} (its interval must clear {100 * verdict['needed']:.1f}%)"
+                     f"{_confirmed(verdict)}: {'accepted' if verdict['accepted'] else 'kept generation ' + str(best)}")
         if cfg.eval_every and (g % cfg.eval_every == 0 or g == cfg.generations):
             self._curve(g, new_best)
         self._append_csv(self.path("generations.csv"), [row])
@@ -266,6 +276,9 @@ class Run:
             return json.loads(saved.read_text())
         verdict = arena.gate(self.net(g), self.net(best), cfg.players, cfg.gate_games,
                              seed_for(cfg.seed, g, "gate"), cfg.workers, progress=self._bar(g, "gate", cfg.gate_games))
+        if verdict["accepted"]:  # a pass is played again on other deals, pooled
+            verdict = arena.confirm(verdict, self.net(g), self.net(best), cfg.players, seed_for(cfg.seed, g, "confirm"),
+                                    cfg.workers, progress=self._bar(g, "confirm", verdict["games"]))
         self._write_json(saved, verdict)
         return verdict
 
