@@ -411,7 +411,7 @@ def test_device_cuda_without_a_gpu_is_one_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("players", "init", "gumbel"), [(3, "scratch", 0), (4, "shipped", 8),
-                                                       (3, str(shipped_policy(4)), 8)])
+                                                       (3, str(shipped_policy(4)), 8), (3, "shipped", 8)])
 def test_three_and_four_players_run_a_generation(tmp_path, players, init, gumbel):
     """3 players from scratch, 3 from the 4-player policy (its value head cut to three seats) and
     4 from the shipped policy with Gumbel's root: a generation runs, the value rows and the head
