@@ -234,3 +234,36 @@ def test_plays_four_player_games_with_a_per_seat_head(tmp_path):
         return play_checked(bots, seed, num_players=4)
 
     assert play(5) == play(5)
+
+
+def test_a_per_seat_head_is_cut_to_fewer_seats_and_refused_for_more(tmp_path):
+    """A per-seat head searched in a game of fewer seats is cut to them (the 4-player file in 3
+    players: three seats' shares, as ``for_players`` gives); in a game of more seats, which its
+    outputs cannot cover (the kernels would read past them), check_players and a move both raise
+    one line naming the counts, before any search."""
+    four = PolicySearchAgent(seed=0, sims=8, leaves=4, path=SHIPPED_4P)
+    four.check_players(3)
+    searched = four._network_for(3)
+    assert searched.value_weights[-1][0].shape[1] == 3 and searched.meta["num_players"] == 3
+    cut = ExportedPolicy(SHIPPED_4P).for_players(3)
+    assert all(np.array_equal(a, b) for pair in zip(searched.value_weights, cut.value_weights, strict=True)
+               for a, b in zip(*pair, strict=True))
+    env = bali_env.raw_env(num_players=3)
+    env.reset(seed=2)
+    o = env.observe(env.agent_selection)
+    assert o["action_mask"][four.act(o["observation"], o["action_mask"])] == 1
+
+    weights, meta = cut.arrays()
+    write_policy(weights, meta, tmp_path / "three.npz", value=cut.value_arrays())
+    three = PolicySearchAgent(seed=0, sims=8, leaves=4, path=tmp_path / "three.npz")
+    says = "gives 3 seats' shares, fewer than the 4 seats of this game"
+    with pytest.raises(ValueError, match=says):
+        three.check_players(4)
+    env = bali_env.raw_env(num_players=4)
+    env.reset(seed=2)
+    o = env.observe(env.agent_selection)
+    while o["action_mask"].sum() < 2:
+        env.step(int(o["action_mask"].argmax()))
+        o = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match=says):
+        three.act(o["observation"], o["action_mask"])

@@ -13,7 +13,8 @@ Settings (``make_agent("ppo+search:sims=400,c=1.5")``): ``sims`` descents per de
 root's own evaluation (default 800; rounded up to whole rounds), ``c`` the exploration weight
 (default 1.5), ``leaves`` descents per tree per round (default 16),
 ``path`` a policy file with a value head (default: the shipped one for the game's player count;
-``bali fit-value`` adds a head to a file), ``gumbel`` the number of actions Gumbel root selection
+``bali fit-value`` adds a head to a file; a head with one output per seat is cut to a game of
+fewer seats and refused for one of more), ``gumbel`` the number of actions Gumbel root selection
 considers (default 0: the root is PUCT like every node; 16 is Gumbel MuZero's): the root's
 descents then go to the actions sequential halving keeps, and the agent plays the one left with
 the highest Gumbel noise plus log prior plus scaled Q (Danihelka et al. 2022), which needs far
@@ -51,6 +52,7 @@ class PolicySearchAgent(Agent):
         self.leaves = min(check_int("ppo+search setting leaves", leaves, 1), self.sims)
         self.gumbel = check_int("ppo+search setting gumbel", gumbel, 0)
         self._policy = PPOAgent(path=path) if path is not None else PPOAgent()
+        self._networks: dict[int, ExportedPolicy] = {}  #: the network searched, by player count
         if path is not None:
             self._check_value(self._policy._policy_for(0))
         self.name = "ppo+search" if path is None else f"ppo+search:{Path(path).stem}"
@@ -66,7 +68,24 @@ class PolicySearchAgent(Agent):
 
     def check_players(self, num_players: int) -> None:
         """ValueError unless there is a policy with a value head for ``num_players``."""
-        self._check_value(self._policy._policy_for(num_players))
+        self._network_for(num_players)
+
+    def _network_for(self, num_players: int) -> ExportedPolicy:
+        """The network searched in games of ``num_players``: the policy, whose value head gives one
+        share (the other seats split the rest) or one per seat; a per-seat head for more seats is
+        cut to the game's (``ExportedPolicy.for_players``); ValueError for no head or too few seats
+        (the kernels would read past the head's outputs)."""
+        if num_players not in self._networks:
+            policy = self._check_value(self._policy._policy_for(num_players))
+            outputs = policy.value_weights[-1][0].shape[1]
+            if outputs not in (1, num_players):
+                if outputs < num_players:
+                    raise ValueError(f"ppo+search: the value head of {policy.path or 'the policy'} gives {outputs} "
+                                     f"seats' shares, fewer than the {num_players} seats of this game; search it "
+                                     f"in {outputs}-player games, or fit a head for {num_players} (bali fit-value)")
+                policy = policy.for_players(num_players)
+            self._networks[num_players] = policy
+        return self._networks[num_players]
 
     def compile_kernels(self) -> None:
         """Compile (or load) the search and feature kernels on a dealt 2-player position."""
@@ -118,7 +137,7 @@ class PolicySearchAgent(Agent):
             part = rows[counts[rows] == n]
             for i in part:
                 check_position(obs[i], masks[i])
-            policy = self._check_value(self._policy._policy_for(int(n)))
+            policy = self._network_for(int(n))
             if self.gumbel:
                 out[part] = self.search_root(obs[part], masks[part], keys[part], policy)["action"]
             else:
