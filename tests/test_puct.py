@@ -236,6 +236,17 @@ def test_plays_four_player_games_with_a_per_seat_head(tmp_path):
     assert play(5) == play(5)
 
 
+def _first_choice(players: int, seed: int = 2) -> dict:
+    """The observation of a new game's first decision with a choice (after the forced first pass:
+    a forced move is played without searching)."""
+    env = bali_env.raw_env(num_players=players)
+    env.reset(seed=seed)
+    env.step(int(env.observe(env.agent_selection)["action_mask"].argmax()))
+    o = env.observe(env.agent_selection)
+    assert o["action_mask"].sum() >= 2
+    return o
+
+
 def test_a_per_seat_head_is_cut_to_fewer_seats_and_refused_for_more(tmp_path):
     """A per-seat head searched in a game of fewer seats is cut to them (the 4-player file in 3
     players: three seats' shares, as ``for_players`` gives); in a game of more seats, which its
@@ -248,9 +259,7 @@ def test_a_per_seat_head_is_cut_to_fewer_seats_and_refused_for_more(tmp_path):
     cut = ExportedPolicy(SHIPPED_4P).for_players(3)
     assert all(np.array_equal(a, b) for pair in zip(searched.value_weights, cut.value_weights, strict=True)
                for a, b in zip(*pair, strict=True))
-    env = bali_env.raw_env(num_players=3)
-    env.reset(seed=2)
-    o = env.observe(env.agent_selection)
+    o = _first_choice(3)
     assert o["action_mask"][four.act(o["observation"], o["action_mask"])] == 1
 
     weights, meta = cut.arrays()
@@ -259,11 +268,6 @@ def test_a_per_seat_head_is_cut_to_fewer_seats_and_refused_for_more(tmp_path):
     says = "gives 3 seats' shares, fewer than the 4 seats of this game"
     with pytest.raises(ValueError, match=says):
         three.check_players(4)
-    env = bali_env.raw_env(num_players=4)
-    env.reset(seed=2)
-    o = env.observe(env.agent_selection)
-    while o["action_mask"].sum() < 2:
-        env.step(int(o["action_mask"].argmax()))
-        o = env.observe(env.agent_selection)
+    o = _first_choice(4)
     with pytest.raises(ValueError, match=says):
         three.act(o["observation"], o["action_mask"])
