@@ -267,6 +267,8 @@ def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
     ("mcts:sims=1.5", TypeError, "sims"),
     ("mcts:seconds=nan", ValueError, "seconds"),
     ("mcts:sims=0", ValueError, "budget"),
+    ("ppo:deterministic=yes", TypeError, "deterministic"),
+    ("ppo:deterministic=1", TypeError, "deterministic"),
 ])
 def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
     """make_agent refuses a bad setting with the setting's name, before any search runs."""
@@ -274,6 +276,25 @@ def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
 
     with pytest.raises(error, match=says):
         make_agent(spec)
+
+
+def test_a_spec_says_true_and_false_as_words():
+    """``ppo:deterministic=false`` samples (the word was read as a non-empty string, so true)."""
+    from bali_env.agents import make_agent
+
+    env = bali_env.raw_env(num_players=2)
+    env.reset(seed=0)
+    rows, rng = [], np.random.default_rng(0)
+    while not all(env.terminations.values()):
+        o = env.observe(env.agent_selection)
+        rows.append((o["observation"], o["action_mask"]))
+        env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+    obs, mask = (np.stack(x) for x in zip(*rows, strict=True))
+    best = make_agent("ppo", seed=0).act_batch(obs, mask)
+    for word, argmax in (("false", False), ("False", False), ("true", True), ("TRUE", True)):
+        agent = make_agent(f"ppo:deterministic={word}", seed=3)
+        assert agent.deterministic is argmax
+        assert np.array_equal(agent.act_batch(obs, mask), best) is argmax, word
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "huge", "short", "zeros", "slot248", "mask2"])

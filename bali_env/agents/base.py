@@ -212,11 +212,15 @@ def _factory(kind: str) -> Callable[..., Agent]:
 
 
 def _parse_settings(text: str) -> dict[str, object]:
+    """A spec's ``key=value,...`` settings: ints, floats, ``true`` / ``false`` as bools, else strings."""
     settings: dict[str, object] = {}
     for item in filter(None, text.split(",")):
         if "=" not in item:
             raise ValueError(f"agent setting {item!r} must look like key=value")
         key, value = item.split("=", 1)
+        if value.lower() in ("true", "false"):
+            settings[key] = value.lower() == "true"
+            continue
         for cast in (int, float):
             try:
                 settings[key] = cast(value)
@@ -267,7 +271,8 @@ def _agent_from_file(spec: str, seed: int | None) -> Agent:
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec: ``"random"``, ``"greedy"``, ``"mcts"``, ``"mcts:sims=200"``,
-    ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, your own class from a file:
+    ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, ``"ppo:deterministic=false"`` (a
+    setting is an int, a float, ``true`` or ``false``, or else a string), your own class from a file:
     ``"mybot.py:MyBot"`` (``"mybot.py:MyBot:depth=3"`` passes settings), or a bot in any language
     run as its own process: ``"cmd:PROGRAM ARGS"`` (docs/protocol.md). Raises ValueError for an
     unknown kind, a setting out of range, a file or class that cannot be loaded, or a program that

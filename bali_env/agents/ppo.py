@@ -44,7 +44,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM
-from bali_env.engine.validate import model_problem
+from bali_env.engine.validate import check_flag, model_problem
 
 from .base import Agent, check_observations, key_uniforms
 from .threads import on_one_blas_thread
@@ -400,7 +400,7 @@ class PPOAgent(Agent):
         if policy is not None and self.path is not None:
             raise ValueError("give path or policy, not both")
         self._fixed: ExportedPolicy | None = ExportedPolicy(self.path) if self.path is not None else policy
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_flag("deterministic", deterministic)
         self.name = name or (f"ppo:{self.path.stem}" if self.path else "ppo")
         super().__init__(seed)
 
