@@ -1,10 +1,11 @@
 """How well ``bali az``'s network fits its search's targets on positions it has not seen.
 
-``python -m benchmarks.az_fit RUN [--windows 1 2 4 8] [--hidden 128x128 512x512 128x128x128x128] [--out OUT.json]``
-reads a run's replay buffer (``RUN/buffer/gen_NNNN.npz``), holds out its newest generation's rows
-(other games than any trained on) and fits networks to the rest, measuring on the held-out rows
-every ``--every`` Adam steps the policy's cross-entropy to the search's targets, the value head's
-loss and how often the network's first choice is the target's. Three questions, one fit each:
+``python -m benchmarks.az_fit RUN [--windows 1 2 4 8] [--hidden 128x128 512x512 128x128x128x128]
+[--permute-columns] [--out OUT.json]`` reads a run's replay buffer (``RUN/buffer/gen_NNNN.npz``),
+holds out its newest generation's rows (other games than any trained on) and fits networks to the
+rest, measuring on the held-out rows every ``--every`` Adam steps the policy's cross-entropy to the
+search's targets, the value head's loss and how often the network's first choice is the target's.
+Four questions, one fit each:
 
 - **data** (``--windows``): a fresh network of the shipped shape fitted to the newest 1, 2, 4, ...
   generations of rows (``bali az --window``), ``--steps-per-generation`` steps for each generation
@@ -12,6 +13,11 @@ loss and how often the network's first choice is the target's. Three questions, 
 - **capacity** (``--hidden``): fresh actors of each shape of hidden layers (``512x512``: two of
   512; ``128x128x128x128``: four of 128), fitted to the largest window: does a wider or a deeper
   network fit new games better?
+- **symmetry** (``--permute-columns``): a fresh network of the shipped shape fitted to the largest
+  window as the data fit is, but with each row of a batch read with the market's columns in one of
+  their 24 orders (``bali_env.engine.symmetry``: the game is the same whatever the columns' order, so
+  every row stands for 24; with the Demon variant, 4): does a network taught that the columns are
+  alike fit new games better?
 - **the loop** (``--loop-steps``): the run's best network trained as ``bali az`` trains it (its
   ``--lr`` unless ``--lr`` is given, its ``--batch``), on the largest window: what its steps do
   to the held-out losses.
@@ -48,9 +54,10 @@ def target_entropy(rows: dict[str, np.ndarray]) -> float:
 
 
 def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarray], steps: int, every: int,
-        batch: int, seed: int) -> dict[str, Any]:
-    """Train ``learner`` ``steps`` steps on ``train``, measuring ``held_out`` before and every
-    ``every`` steps; the curve, the best points, and the actor and value layers at their best."""
+        batch: int, seed: int, orders: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+    """Train ``learner`` ``steps`` steps on ``train`` (its rows read in ``orders`` if given:
+    ``Learner.train``), measuring ``held_out`` before and every ``every`` steps; the curve, the
+    best points, and the actor and value layers at their best."""
     from bali_env.training.alphazero.learn import _pairs
 
     curve = [{"step": 0, **learner.evaluate(held_out), "train_policy_loss": None, "train_value_loss": None}]
@@ -58,7 +65,7 @@ def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarr
             "value": (curve[0]["value_loss"], 0, _pairs(learner.value))}
     start = time.perf_counter()
     for done in range(every, steps + every, every):
-        trained = learner.train(train, min(every, steps - done + every), batch, seed + done)
+        trained = learner.train(train, min(every, steps - done + every), batch, seed + done, orders=orders)
         point = {"step": min(done, steps), **learner.evaluate(held_out),
                  "train_policy_loss": trained["policy_loss"], "train_value_loss": trained["value_loss"]}
         curve.append(point)
@@ -102,9 +109,9 @@ def label(fit: dict[str, Any]) -> str:
 
 def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_per_generation: int, min_steps: int,
             loop_steps: int, every: int, seed: int, export: Path | None = None,
-            lr: float | None = None) -> dict[str, Any]:
-    """The three fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the
-    run's own unless given)."""
+            lr: float | None = None, permute_columns: bool = False) -> dict[str, Any]:
+    """The fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the run's own
+    unless given; the symmetry fit with ``permute_columns``)."""
     from bali_env.agents.ppo import ExportedPolicy
     from bali_env.training.alphazero import buffer
     from bali_env.training.alphazero.learn import HIDDEN, Learner
@@ -121,7 +128,7 @@ def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_
     out: dict[str, Any] = {"run": str(run), "held_out_generation": held_gen, "held_out_rows": len(held_out["action"]),
                            "target_entropy": target_entropy(held_out), "pool_generations": [g for g, _ in pool],
                            "every": every, "seed": seed, "fresh_lr": 1e-3, "batch": batch, "data": [],
-                           "capacity": [], "loop": None}
+                           "capacity": [], "columns": None, "loop": None}
     print(f"{run}: {len(pool)} generations of rows to fit, generation {held_gen} held out "
           f"({out['held_out_rows']:,} rows; its targets' entropy {out['target_entropy']:.4f})", flush=True)
 
@@ -146,6 +153,18 @@ def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_
                      batch, seed)
         print(line(f"data, window {window}", result), flush=True)
         out["data"].append({"window": window, **{k: v for k, v in result.items() if k != "layers"}})
+    if permute_columns:
+        from bali_env.agents.features import features_for_input, input_permutation
+        from bali_env.engine import O_VARIANTS, column_orders
+
+        features = features_for_input(train["input"].shape[1])
+        same_game = column_orders(demon=bool(train["input"][:, O_VARIANTS + 1].any()))  # the Demon keeps 4
+        orders = tuple(np.stack(m) for m in zip(*(input_permutation(o, features) for o in same_game), strict=True))
+        result = fit(Learner.scratch(players, out["fresh_lr"], seed), train, held_out, steps_for(windows[-1]),
+                     every, batch, seed, orders)
+        print(line(f"symmetry, window {windows[-1]}, columns in random order", result), flush=True)
+        out["columns"] = {"window": windows[-1], "orders": len(same_game),
+                          **{k: v for k, v in result.items() if k != "layers"}}
     for layers in dict.fromkeys(hidden):
         if tuple(layers) == HIDDEN:
             same = next(d for d in out["data"] if d["window"] == windows[-1])
@@ -172,6 +191,9 @@ def table(result: dict[str, Any]) -> str:
     lines += [row(f"fresh, 128x128, {d['window']} generation(s)", d) for d in result["data"]]
     lines += [row(f"fresh, {label(d)}, {d['rows']:,} rows", d) for d in result["capacity"]
               if not any(d["curve"] == e["curve"] for e in result["data"])]
+    if result.get("columns"):
+        lines.append(row(f"fresh, 128x128, {result['columns']['rows']:,} rows, columns in random order",
+                         result["columns"]))
     loop = result["loop"]
     if loop:
         start = loop["curve"][0]
@@ -194,7 +216,7 @@ def _export(result: dict[str, Any], learner: Any, path: Path, run: Path, window:
 
 
 def plot(result: dict[str, Any], path: Path) -> Path:
-    """The three fits' held-out policy loss (and the loop's value loss), as a PNG."""
+    """The fits' held-out policy loss (and the symmetry fit's and the loop's value loss), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -207,9 +229,10 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     if result["capacity"]:
         fits.append((f"A fresh network: wider, deeper ({result['capacity'][0]['rows']:,} rows)",
                      [(f"hidden layers {label(d)}", d) for d in result["capacity"]]))
-    loop = result["loop"]
-    fig, axes = plt.subplots(1, len(fits) + bool(loop), figsize=(5 * (len(fits) + bool(loop)), 4.4), squeeze=False)
-    lows = [c["policy_loss"] for d in result["data"] + result["capacity"] for c in d["curve"][1:]]
+    loop, columns = result["loop"], result.get("columns")
+    panels = len(fits) + bool(columns) + bool(loop)
+    fig, axes = plt.subplots(1, panels, figsize=(max(5 * panels, 9), 4.4), squeeze=False)
+    lows = [c["policy_loss"] for _, lines in fits for _, d in lines for c in d["curve"][1:]]
     for ax, (title, lines) in zip(axes[0], fits, strict=False):
         for name, d in lines:
             ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=name)
@@ -217,6 +240,19 @@ def plot(result: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("Adam steps")
         ax.set_ylabel("policy loss on held-out games")
         ax.set_ylim(min(lows) - 0.02, min(lows) + 0.3)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if columns:
+        ax = axes[0][len(fits)]
+        plain = next(d for d in result["data"] if d["window"] == columns["window"])
+        for name, d, style in (("as dealt", plain, "-"), ("columns in random order", columns, "--")):
+            steps = [c["step"] for c in d["curve"][1:]]
+            for key, color in (("policy", "C0"), ("value", "C3")):
+                ax.plot(steps, [c[f"{key}_loss"] for c in d["curve"][1:]], style, color=color,
+                        label=f"{key} loss, {name}")
+        ax.set_title(f"A fresh network: the market's columns ({columns['rows']:,} rows)", fontsize=10)
+        ax.set_xlabel("Adam steps")
+        ax.set_ylabel("loss on held-out games")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     if loop:
@@ -264,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="steps between two measures (default 250)")
     parser.add_argument("--lr", type=float, default=None,
                         help="the loop's learning rate (default: the run's --lr)")
+    parser.add_argument("--permute-columns", action="store_true",
+                        help="fit one more fresh network, reading each row with the market's columns in a random order")
     parser.add_argument("--plot", type=Path, default=None, help="draw the fits there as a PNG")
     parser.add_argument("--export", type=Path, default=None,
                         help="write the loop's fit there as a policy .npz (with --loop-steps)")
@@ -278,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.run} is not a bali az run (no config.json)")
     try:
         result = measure(args.run, args.windows, args.hidden, args.steps_per_generation, args.min_steps,
-                         args.loop_steps, args.every, args.seed, args.export, args.lr)
+                         args.loop_steps, args.every, args.seed, args.export, args.lr, args.permute_columns)
     except ValueError as err:
         parser.error(str(err))
     print(table(result))

@@ -665,6 +665,34 @@ def test_evaluate_measures_without_training_and_agrees_with_the_losses(chunk):
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
 
 
+def test_rows_read_in_another_column_order_train_as_the_rows_moved(chunk):
+    """``Learner.train(orders=...)`` reads each batch row through the maps of an order drawn from
+    its own stream: with one order, the steps are those on the rows moved beforehand (the same
+    batches, bit for bit); with the 24 orders, other steps."""
+    from bali_env.agents.features import features_for_input, input_permutation
+    from bali_env.engine import column_orders
+
+    _, rows = chunk
+    rows = dict(rows, action_mask=rows["action_mask"].copy(), policy=rows["policy"].copy())
+    refill = (rows["action_mask"][:, 29:33].sum(1) > 1) & (rows["policy"][:, 29] == 0)
+    rows["action_mask"][refill, 29] = 0  # column 0 closed at some refills: the masks must move too
+    features = features_for_input(rows["input"].shape[1])
+    input_index, action_index = input_permutation((2, 0, 3, 1), features)
+    moved = dict(rows, input=rows["input"][:, input_index], action_mask=rows["action_mask"][:, action_index],
+                 policy=rows["policy"][:, action_index])
+    assert refill.sum() > 10 and not np.array_equal(moved["policy"], rows["policy"])
+    nets = []
+    for data, orders in ((moved, None), (rows, (input_index[None], action_index[None])),
+                         (rows, tuple(np.stack(m) for m in zip(*(input_permutation(o, features)
+                                                                  for o in column_orders(False)), strict=True)))):
+        learner = Learner.from_policy(ExportedPolicy(shipped_policy(2)), lr=1e-3)
+        losses = learner.train(data, steps=20, batch=64, seed=5, orders=orders)
+        nets.append(([w for pair in learner.policy().arrays()[0] for w in pair], losses))
+    assert nets[1][1] == nets[0][1]
+    assert all(np.array_equal(a, b) for a, b in zip(nets[0][0], nets[1][0], strict=True))
+    assert nets[2][1] != nets[0][1]
+
+
 def test_a_fresh_network_takes_the_hidden_widths_asked_for():
     wide = Learner.scratch(2, 1e-3, seed=0, hidden=(64, 32, 16))
     weights, meta = wide.policy().arrays()
@@ -696,7 +724,7 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     out, png, npz = tmp_path / "fit.json", tmp_path / "fit.png", tmp_path / "fit.npz"
     argv = [str(fit_run), "--windows", "1", "2", "5", "--hidden", "128x128", "16x8x8", "--steps-per-generation", "3",
             "--min-steps", "4", "--loop-steps", "5", "--every", "2", "--out", str(out), "--plot", str(png),
-            "--export", str(npz)]
+            "--export", str(npz), "--permute-columns"]
     assert az_fit.main(argv) == 0
     said = capsys.readouterr().out
     data = json.loads(out.read_text())
@@ -710,6 +738,11 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     assert [c["hidden"] for c in data["capacity"]] == [[128, 128], [16, 8, 8]]
     assert "| fresh, 16x8x8, " in az_fit.table(data)
     assert data["capacity"][0]["curve"] == data["data"][1]["curve"]  # the shipped shape is the data fit
+    columns = data["columns"]  # the data fit's rows and steps, each row read in one of 24 column orders
+    assert (columns["orders"], columns["rows"], columns["steps"]) == (24, data["data"][1]["rows"], 6)
+    assert columns["curve"][0] == data["data"][1]["curve"][0] and columns["curve"] != data["data"][1]["curve"]
+    assert f"| fresh, 128x128, {columns['rows']:,} rows, columns in random order |" in az_fit.table(data)
+    assert "columns in random order" in said
     loop = data["loop"]
     assert [c["step"] for c in loop["curve"]] == [0, 2, 4, 5] and loop["window"] == 2
     first = Learner.from_policy(ExportedPolicy(shipped_policy(2)), 3e-4).evaluate(
@@ -724,7 +757,7 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     assert exported["value_loss"] == pytest.approx(loop["best_value_loss"], rel=1e-5)
     assert png.read_bytes()[:4] == b"\x89PNG"
     def curves(result: dict) -> list:
-        return [d["curve"] for d in result["data"] + result["capacity"] + [result["loop"]]]
+        return [d["curve"] for d in result["data"] + result["capacity"] + [result["loop"], result["columns"]]]
 
     assert az_fit.main(argv) == 0 and curves(json.loads(out.read_text())) == curves(data)  # seeded: the same fits
 
@@ -792,7 +825,7 @@ def test_a_fit_keeps_each_head_at_its_own_best_held_out_point():
             self.value[0].bias.data.fill_(v)
             return {"policy_loss": p, "value_loss": v, "agreement": 0.5}
 
-        def train(self, rows, steps, batch, seed):
+        def train(self, rows, steps, batch, seed, orders=None):
             return {"policy_loss": 0.0, "value_loss": 0.0}
 
     got = az_fit.fit(Scripted(), {"action": np.zeros(3)}, {}, steps=6, every=2, batch=1, seed=0)

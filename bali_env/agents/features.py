@@ -28,10 +28,21 @@ stay in the engine and the features see only the observation. A game that is ove
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 
-from bali_env.engine import D_GAME_OVER, MAX_PLAYERS, N_ACTIONS, N_CARD_TYPES, N_CATEGORIES, OBS_DIM, numba_cache
+from bali_env.engine import (
+    D_GAME_OVER,
+    MAX_PLAYERS,
+    N_ACTIONS,
+    N_CARD_TYPES,
+    N_CATEGORIES,
+    OBS_DIM,
+    column_permutation,
+    numba_cache,
+)
 
 from .base import check_observations
 from .greedy.agent import GreedyAgent
@@ -168,6 +179,22 @@ def policy_input(observations: np.ndarray, action_masks: np.ndarray, features: s
     out[:, :OBS_DIM] = obs
     write_greedy_features(obs, masks, _PARAMS, out[:, OBS_DIM:])  # written in place
     return out
+
+
+def input_permutation(order: Sequence[int], features: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The market's column symmetry (``bali_env.engine.symmetry``) on a policy's input: the index
+    maps ``(input_index, action_index)`` of the game whose column ``order[c]`` holds what column
+    ``c`` holds, so that its network input is ``x[..., input_index]`` and its legal actions or
+    policy target ``p[..., action_index]``. The ``greedy-v1`` features are the heuristic's, which
+    scores every column by the same rule: its per-action scores move with the refill actions and
+    the rest stays (tested against the features of the permuted observation)."""
+    obs_index, action_index = column_permutation(order)
+    if feature_count(features) == 0:
+        return obs_index, action_index
+    rest = np.arange(OBS_DIM, OBS_DIM + N_FEATURES)
+    for block in (F_SCORES, F_BEST):
+        rest[block:block + N_ACTIONS] = OBS_DIM + block + action_index
+    return np.concatenate([obs_index, rest]), action_index
 
 
 def compile_feature_kernels() -> None:

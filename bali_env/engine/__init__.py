@@ -26,6 +26,7 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``observe.py`` | 5 | the observation encoder; ``obs_one_hot`` / ``obs_count`` / ``obs_num_players`` read it |
 | ``determinization.py`` | 5 | its inverse: ``determinize`` samples a full state consistent with an |
 | | | observation (``check_observation`` first); the search plays on such samples |
+| ``symmetry.py`` | 2-3 | the market's columns are exchangeable: ``move_columns``, ``column_permutation`` |
 | ``decode.py`` | 5 | the one observation decoder: ``decode_counts`` (a kernel, named slots), |
 | | | ``decode_observation`` (an ``ObservationView`` of counts) |
 | ``events.py`` | 3 | what a move did, as public events (``move_events``): takes, deals, scorings, receipts |
@@ -85,4 +86,12 @@ from .rng import rng_below, rng_next, shuffle  # noqa: E402
 from .scoring import farmer_choice_category, majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
 from .state import *  # noqa: E402,F403
 from .step import apply_action, is_legal, legal_mask, step_checked  # noqa: E402
+from .symmetry import (  # noqa: E402
+    COLUMN_ORDERS,
+    COLUMN_ROTATIONS,
+    check_column_order,
+    column_orders,
+    column_permutation,
+    move_columns,
+)
 from .take_offering import offering_cost, offering_price  # noqa: E402

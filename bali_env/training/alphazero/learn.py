@@ -108,20 +108,31 @@ class Learner:
                                                                "value_layers": len(_pairs(self.value))},
                                           where="the trained network", value=_pairs(self.value))
 
-    def train(self, rows: dict[str, np.ndarray], steps: int, batch: int, seed: int) -> dict[str, float]:
+    def train(self, rows: dict[str, np.ndarray], steps: int, batch: int, seed: int,
+              orders: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
         """``steps`` Adam steps on minibatches of ``batch`` rows drawn uniformly from ``rows`` (the
         buffer's ``input``, ``action_mask``, ``policy``, ``value``) with a generator seeded by
         ``seed``; returns the mean losses (``policy_loss``: cross-entropy to the visit shares,
-        ``value_loss``, ``loss`` their sum) over the steps."""
+        ``value_loss``, ``loss`` their sum) over the steps. With ``orders`` (index maps of the
+        input and of the actions, one row per order: ``bali_env.agents.features.input_permutation``),
+        each row of a batch is read in one of them, drawn from a second generator (seeded by ``seed + 1``)."""
         import torch
 
         dev = self.device
         x, legal, target, share = self._tensors(rows)
         gen = torch.Generator().manual_seed(int(seed) % 2**63)
+        if orders is not None:  # a stream of their own, so the batches' rows are those drawn without them
+            read_input, read_action = (torch.from_numpy(np.asarray(m, dtype=np.int64)).to(dev) for m in orders)
+            order_gen = torch.Generator().manual_seed((int(seed) + 1) % 2**63)
         totals = np.zeros(2)
         for _ in range(steps):
             idx = torch.randint(0, len(x), (min(batch, len(x)),), generator=gen).to(dev)
-            p_loss, v_loss = self.losses(x[idx], legal[idx], target[idx], share[idx])
+            xb, lb, tb = x[idx], legal[idx], target[idx]
+            if orders is not None:
+                k = torch.randint(0, len(read_input), (len(idx),), generator=order_gen).to(dev)
+                xb, lb, tb = (torch.gather(xb, 1, read_input[k]), torch.gather(lb, 1, read_action[k]),
+                              torch.gather(tb, 1, read_action[k]))
+            p_loss, v_loss = self.losses(xb, lb, tb, share[idx])
             self.opt.zero_grad()
             (p_loss + v_loss).backward()
             self.opt.step()
