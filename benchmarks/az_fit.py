@@ -215,6 +215,15 @@ def _export(result: dict[str, Any], learner: Any, path: Path, run: Path, window:
     print(f"wrote {write_policy(weights, info, path, value=policy.value_arrays())}")
 
 
+def _dress(ax: Any, title: str, ylabel: str) -> None:
+    """One panel's title, axes' labels (Adam steps across), grid and legend."""
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("Adam steps")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def plot(result: dict[str, Any], path: Path) -> Path:
     """The fits' held-out policy loss (and the symmetry fit's and the loop's value loss), as a PNG."""
     import matplotlib
@@ -236,12 +245,8 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     for ax, (title, lines) in zip(axes[0], fits, strict=False):
         for name, d in lines:
             ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=name)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("Adam steps")
-        ax.set_ylabel("policy loss on held-out games")
+        _dress(ax, title, "policy loss on held-out games")
         ax.set_ylim(min(lows) - 0.02, min(lows) + 0.3)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
     if columns:
         ax = axes[0][len(fits)]
         plain = next(d for d in result["data"] if d["window"] == columns["window"])
@@ -250,11 +255,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
             for key, color in (("policy", "C0"), ("value", "C3")):
                 ax.plot(steps, [c[f"{key}_loss"] for c in d["curve"][1:]], style, color=color,
                         label=f"{key} loss, {name}")
-        ax.set_title(f"A fresh network: the market's columns ({columns['rows']:,} rows)", fontsize=10)
-        ax.set_xlabel("Adam steps")
-        ax.set_ylabel("loss on held-out games")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _dress(ax, f"A fresh network: the market's columns ({columns['rows']:,} rows)", "loss on held-out games")
     if loop:
         ax = axes[0][-1]
         steps = [c["step"] for c in loop["curve"]]
@@ -262,11 +263,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
             ax.plot(steps, [c[f"{key}_loss"] for c in loop["curve"]], color=color, label=f"{key} loss, held-out games")
             ax.plot(steps[1:], [c[f"train_{key}_loss"] for c in loop["curve"][1:]], "--", color=color,
                     label=f"{key} loss, the rows trained on")
-        ax.set_title(f"The best network trained as the loop does ({loop['rows']:,} rows)", fontsize=10)
-        ax.set_xlabel("Adam steps")
-        ax.set_ylabel("loss")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _dress(ax, f"The best network trained as the loop does ({loop['rows']:,} rows)", "loss")
     fig.suptitle(f"Fitting the search's targets: {result['run']}, generation {result['held_out_generation']} held out "
                  f"(its targets' entropy {result['target_entropy']:.3f})", fontsize=10)
     fig.tight_layout()
