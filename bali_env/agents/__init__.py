@@ -11,7 +11,8 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 | ``random_agent.py`` | ``random``: any legal action, uniformly |
 | ``greedy/`` | ``greedy``: the hand-written heuristic, one scoring kernel per decision (its docstring maps it) |
 | ``mcts.py``, ``mcts_search.py`` | ``mcts``: information-set Monte Carlo tree search; its Numba kernels |
-| ``ppo.py``, ``features.py`` | ``ppo``: an exported policy played by a NumPy forward pass; its input features |
+| ``ppo.py``, ``features.py`` | ``ppo``: an exported policy and the agent that plays it; its input features |
+| ``network.py`` | a policy's arithmetic in one fixed order: the same bits on every CPU, BLAS and batch |
 | ``puct.py``, ``puct_search.py`` | ``ppo+search``: policy-guided search (PUCT, or Gumbel's root); its kernels |
 | ``threads.py`` | the threads a decision may use now: BLAS on one, Numba's kernels on the idle cores |
 | ``sb3.py`` | ``sb3:PATH``: a stable-baselines3 model file as an agent |

@@ -11,7 +11,9 @@ sigmoid is the expected win share of the seat whose observation it reads, or one
 first and the others in turn order after it. The policy-guided search (``bali_env.agents.puct``) needs
 one. Files without one load as before.
 ``PPOAgent`` loads such a file and plays the most probable legal action (or samples from the
-masked distribution), for a whole batch at once:
+masked distribution), for a whole batch at once. Its numbers are computed in one fixed order
+(``bali_env.agents.network``): the same bits on every machine and whatever the batch, so a
+decision never hangs on the BLAS build, the CPU or the thread count:
 
 - ``make_agent("ppo:path=runs/bali2p/final.npz")`` plays that file;
 - ``make_agent("ppo")`` plays the policy shipped in ``bali_env/agents/policies/`` for the player count of
@@ -46,13 +48,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM
 from bali_env.engine.validate import check_flag, model_problem
 
+from . import network
 from .base import Agent, check_observations, key_uniforms
-from .threads import on_one_blas_thread
 
 FORMAT = "bali-env/ppo-policy"
 VERSION = 1
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
-_ACTIVATIONS = {"tanh": lambda x: np.tanh(x, out=x), "relu": lambda x: np.maximum(x, 0.0, out=x)}
 
 
 class PolicyMeta(BaseModel):
@@ -65,7 +66,7 @@ class PolicyMeta(BaseModel):
 
     format: Literal["bali-env/ppo-policy"]  # FORMAT
     version: StrictInt = Field(ge=VERSION, le=VERSION)
-    activation: Literal["tanh", "relu"]  # the keys of _ACTIVATIONS
+    activation: Literal["tanh", "relu"]  # network.ACTIVATIONS
     layers: StrictInt = Field(ge=1, description="a positive integer (the actor's layer count)")
     obs_dim: StrictInt = Field(ge=1, description="a positive integer (the network's input size)")
     n_actions: StrictInt = Field(ge=1, description="a positive integer (the action count)")
@@ -132,8 +133,8 @@ def policy_arrays(policy: Any, **meta: Any) -> tuple[list[tuple[np.ndarray, np.n
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
     layers = [*linears, policy.action_net]
     act = type(policy.activation_fn()).__name__.lower() if isinstance(policy.activation_fn, type) else "tanh"
-    if act not in _ACTIVATIONS:
-        raise ValueError(f"cannot export a policy with activation {act!r}; supported: {sorted(_ACTIVATIONS)}")
+    if act not in network.ACTIVATIONS:
+        raise ValueError(f"cannot export a policy with activation {act!r}; supported: {sorted(network.ACTIVATIONS)}")
     weights = [(layer.weight.detach().cpu().numpy().astype(np.float32).copy(),
                 layer.bias.detach().cpu().numpy().astype(np.float32).copy()) for layer in layers]
     from .features import features_for_input
@@ -316,7 +317,7 @@ class ExportedPolicy:
         self.meta = meta
         self.info = info  #: the metadata as ``PolicyMeta`` (``meta``: the dict as stored)
         self.features: str | None = info.features
-        self.activation = _ACTIVATIONS[info.activation]
+        self.activation: str = info.activation  #: the hidden layers' activation (``network.ACTIVATIONS``)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None,
                checked: bool = False) -> np.ndarray:
@@ -354,33 +355,14 @@ class ExportedPolicy:
         ``num_players - 1`` others (S = ``num_players``; without it, the single column)."""
         if self.value_weights is None:
             raise ValueError("this policy has no value head: add one with bali fit-value")
-        out = self._mlp(self.value_weights, x)
-        if out.shape[1] > 1:
-            out = np.exp(out - out.max(axis=1, keepdims=True))
-            return out / out.sum(axis=1, keepdims=True)
-        v = 1.0 / (1.0 + np.exp(-out[:, 0]))
-        if num_players is None or num_players <= 1:
-            return v[:, None]
-        rest = np.repeat(((1.0 - v) / (num_players - 1))[:, None], num_players - 1, axis=1)
-        return np.concatenate([v[:, None], rest], axis=1)
+        return network.seat_shares(self._mlp(self.value_weights, x), num_players)
 
     def _mlp(self, layers: Layers, x: np.ndarray) -> np.ndarray:
-        """One of the file's MLPs (the actor or the value head) over a prepared input.
-
-        A row's outputs are the same bits whatever else is in the batch (tested), so ``act`` and
-        a batch choose alike even at a near-tie. BLAS takes other paths for one row or one output
-        column, whose sums round differently with the row count; so a single row is computed as
-        two, and a single output (the 2-player value) as each row's own sum of products."""
-        one = x.shape[0] == 1
-        if one:
-            x = np.concatenate([x, x])
-        last = len(layers) - 1
-        for i, (w, b) in enumerate(layers):
-            x = x @ w if w.shape[1] > 1 else (x * w[:, 0]).sum(axis=1, keepdims=True, dtype=x.dtype)
-            x += b
-            if i < last:
-                x = self.activation(x)
-        return x[:1] if one else x
+        """One of the file's MLPs (the actor or the value head) over a prepared input, in the fixed
+        order of ``bali_env.agents.network``: a row's outputs are the same bits whatever else is in
+        the batch and on whatever machine (tested), so ``act`` and a batch choose alike even at a
+        near-tie."""
+        return network.mlp(x, layers, self.activation)
 
 
 class PPOAgent(Agent):
@@ -423,8 +405,9 @@ class PPOAgent(Agent):
         return self._policies[num_players]
 
     def compile_kernels(self) -> None:
-        """Compile (or load) the feature kernel (``bali_env.agents.features``) when the policy reads
-        features (the shipped policies do); nothing else here is compiled."""
+        """Compile (or load) the network's kernel (``bali_env.agents.network``) and the feature
+        kernel (``bali_env.agents.features``) when the policy reads features (the shipped ones do)."""
+        network.compile_network_kernels()
         if self._fixed is None or self._fixed.features is not None:
             from .features import compile_feature_kernels
 
@@ -446,10 +429,10 @@ class PPOAgent(Agent):
         """``act_batch`` on an environment's own buffers (nothing to check)."""
         return self._decide(observations, action_masks, None, checked=True)
 
-    @on_one_blas_thread
     def _decide(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray | None,
                 checked: bool = False) -> np.ndarray:
-        """The actions of a batch, NumPy's BLAS on the calling thread (``threads.one_blas_thread``)."""
+        """The actions of a batch: the most probable legal one, or one drawn from the masked
+        softmax (its weights by ``network.fixed_exp``, the same bits everywhere)."""
         obs, masks = (observations, action_masks) if checked else check_observations(observations, action_masks)
         legal = masks.astype(bool)
         # the player-count one-hot of the spec, read for the whole batch at once
@@ -462,7 +445,7 @@ class PPOAgent(Agent):
             if self.deterministic:
                 actions[rows] = np.argmax(logits, axis=1)
             else:
-                cum = np.cumsum(np.exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
+                cum = np.cumsum(network.fixed_exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
                 draw = self.rng.random(len(rows)) if keys is None else key_uniforms(keys[rows], 1)[:, 0]
                 u = draw[:, None] * cum[:, -1:]  # in [0, total)
                 actions[rows] = (cum <= u).sum(axis=1)  # the first action whose cumulative weight passes u

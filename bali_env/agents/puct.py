@@ -31,6 +31,7 @@ import numpy as np
 from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM, STATE_DTYPE, STATE_SIZE
 from bali_env.engine.validate import check_int, check_number
 
+from . import network
 from . import puct_search as K
 from .base import _GOLDEN, Agent, _mix, check_keys, check_observations
 from .mcts import _stream_state, check_position
@@ -190,12 +191,13 @@ class PolicySearchAgent(Agent):
             if len(rows) == 0:
                 continue
             x = policy.input(leaf_obs[rows], leaf_masks[rows], checked=True)
-            K.puct_expand(rows, policy.forward(x), policy.seat_values(x, players).astype(np.float64), states[:used],
+            K.puct_expand(rows, network.softmax_weights(policy.forward(x)),
+                          policy.seat_values(x, players).astype(np.float64), states[:used],
                           paths[:used], depths[:used], logits, prior_v, expanded, value, mover)
             if k == 0:
                 legal = masks > 0
                 prior = np.where(legal, logits[:, 0, :], 0.0).astype(np.float64)
-                prior /= prior.sum(axis=1, keepdims=True)
+                prior /= network.row_sums(prior)[:, None]
                 root_value = prior_v[:, 0].copy()
                 if noise is not None:
                     logits[:, 0, :] = np.where(legal, root_noise(prior, legal, keys, *noise), 1e-30)
@@ -225,7 +227,7 @@ def gumbel_root(prior: np.ndarray, legal: np.ndarray, keys: np.ndarray, consider
     actions (-inf elsewhere), and its sequential-halving schedule over min(``considered``, legal
     actions) actions for ``descents`` descents."""
     g = gumbel_noise(keys, prior.shape[1])
-    score = np.where(legal, g + np.log(np.maximum(prior, 1e-30)), -np.inf)
+    score = np.where(legal, g + network.fixed_log(np.maximum(prior, 1e-30)), -np.inf)
     width = np.minimum(considered, legal.sum(axis=1))
     halving = np.stack([_schedule(int(m), descents) for m in width])
     return score, halving
@@ -237,7 +239,7 @@ def gumbel_noise(keys: np.ndarray, actions: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         z = _mix(np.asarray(keys, dtype=np.uint64)[:, None] * _GOLDEN + np.arange(1, actions + 1, dtype=np.uint64))
     u = ((z >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53  # in (0, 1)
-    return -np.log(-np.log(u))
+    return -network.fixed_log(-network.fixed_log(u))
 
 
 @lru_cache(maxsize=256)

@@ -251,9 +251,10 @@ def puct_descend(roots, streams, c, child, visits, value, mover, logits, prior_v
 
 
 @njit(cache=True)
-def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, prior_v, expanded, value, mover):
-    """Store the network's answer for the evaluated leaves ``rows`` (``net_logits[k]``,
-    ``net_values[k]``: row ``rows[k]``; the logits as softmax weights, in ``logits``; the values
+def puct_expand(rows, net_weights, net_values, states, paths, depths, logits, prior_v, expanded, value, mover):
+    """Store the network's answer for the evaluated leaves ``rows`` (``net_weights[k]``,
+    ``net_values[k]``: row ``rows[k]``; the logits' softmax weights, ``network.softmax_weights``
+    (computed outside: NumPy's and the C library's ``exp`` differ by CPU), in ``logits``; the values
     as every seat's win share, the seat to move first, then the others in turn order) and back
     each seat's share up its path."""
     trees = logits.shape[0]
@@ -265,11 +266,8 @@ def puct_expand(rows, net_logits, net_values, states, paths, depths, logits, pri
         depth = depths[r]
         node = paths[r, depth]
         v = net_values[k, 0]
-        top = net_logits[k, 0]
-        for a in range(N_ACTIONS):
-            top = max(top, net_logits[k, a])
         for a in range(N_ACTIONS):  # softmax weights up to a factor; the legal ones are normalised on use
-            logits[t, node, a] = max(np.exp(net_logits[k, a] - top), 1e-30)
+            logits[t, node, a] = max(net_weights[k, a], 1e-30)
         prior_v[t, node] = v
         expanded[t, node] = 1
         s = states[r]

@@ -2,7 +2,8 @@
 allow wherever it runs (``bali play``, ``bali serve``, an in-process tournament, a benchmark).
 
 Two thread pools would otherwise fight over the cores when the machine is busy: NumPy's BLAS
-pool (the policy network's matrix products) and Numba's parallel regions (the search kernels).
+pool (a user's bot's matrix products; the shipped networks use none, ``bali_env.agents.network``)
+and Numba's parallel regions (the search kernels).
 Both spin while they wait, and a parallel region lasts as long as its slowest thread, so a
 search that takes 13 ms on a quiet 2-core machine took 140-500 ms beside another job.
 
@@ -114,7 +115,3 @@ def on_decision_threads(method: Callable[P, R]) -> Callable[P, R]:
     """A decision method run within ``decision_threads()`` (looked up at each call)."""
     return _within(lambda: decision_threads())(method)
 
-
-def on_one_blas_thread(method: Callable[P, R]) -> Callable[P, R]:
-    """A decision method run within ``one_blas_thread()`` (an agent without parallel kernels)."""
-    return _within(lambda: one_blas_thread())(method)

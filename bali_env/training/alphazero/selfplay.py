@@ -58,6 +58,7 @@ def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarra
     own (``puct_search.completed_sigma``: unvisited actions completed with the mixed value,
     rescaled to [0, 1], scaled by (50 + max visits) * 0.1; taken from ``root["sigma"]`` when the
     search left it there)."""
+    from bali_env.agents import network
     from bali_env.agents.puct_search import root_sigma
 
     prior = np.where(legal, root["prior"], 0.0).astype(np.float64)
@@ -67,10 +68,9 @@ def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarra
         root_sigma(np.ascontiguousarray(root["visits"], dtype=np.int64),
                    np.ascontiguousarray(root["q"], dtype=np.float64), prior,
                    np.ascontiguousarray(root["value"], dtype=np.float64), np.ascontiguousarray(legal), sigma)
-    logits = np.where(legal, np.log(np.maximum(prior, 1e-30)) + sigma, -np.inf)
-    logits -= logits.max(axis=1, keepdims=True)
-    out = np.exp(logits)
-    return out / out.sum(axis=1, keepdims=True)
+    logits = np.where(legal, network.fixed_log(np.maximum(prior, 1e-30)) + sigma, -np.inf)
+    out = network.softmax_weights(logits)
+    return out / network.row_sums(out)[:, None]
 
 
 def policy_target(root: dict[str, np.ndarray], legal: np.ndarray, target: str) -> np.ndarray:
