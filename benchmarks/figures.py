@@ -328,7 +328,8 @@ def bench_table() -> str:
     lines += ["", "| pictures, bots and search | result |", "|---|---|"]
     lines += [f"| {what} | {result} |" for what, result in picture_rows(bench)]
     if "search_note" in bench:
-        lines += ["", f"(The search rows: {bench['search_note']}.)"]
+        note = re.sub(r" on \d{4}-\d{2}-\d{2}", "", bench["search_note"])  # the date stays in bench.json
+        lines += ["", f"(The search rows: {note}.)"]
     return "\n".join(lines)
 
 
@@ -411,23 +412,25 @@ def exploit_table() -> str:
 #: every way into the game, for docs/environment.md: (``bali_env.bench.ways`` key, the way, its
 #: construction, its conventions)
 WAY_ROWS = [
-    ("pettingzoo_aec", "PettingZoo AEC", "`bali_env.env(num_players=2)`",
+    ("pettingzoo_aec", "PettingZoo AEC", "`import bali_env`; `bali_env.env(num_players=2)`",
      "every seat a player; reward at the end (+1 each winner, -1 the others); `action_mask` in each "
      "observation; an illegal move ends the game, -1 for the mover (`raw_env`: raises)"),
-    ("gymnasium", "Gymnasium", '`gymnasium.make("bali_env/Bali-v0", opponents="random")`',
+    ("gymnasium", "Gymnasium", '`import gymnasium, bali_env`; `gymnasium.make("bali_env/Bali-v0", opponents="random")`',
      "the learner's seat against bots; reward at the end; `info[\"action_mask\"]`, `action_masks()`; an "
      "illegal move ends the episode with -1; `terminated` at the end, never truncated"),
-    ("gymnasium_vector_random", "Gymnasium vector", '`gymnasium.make_vec("bali_env/Bali-v0", num_envs=256)`',
+    ("gymnasium_vector_random", "Gymnasium vector",
+     '`import gymnasium, bali_env`; `gymnasium.make_vec("bali_env/Bali-v0", num_envs=256)`',
      "the batched engine, opponents inside the batch; `NEXT_STEP` autoreset (or `SAME_STEP`: "
      "`infos[\"final_obs\"]`); `infos[\"action_mask\"]`; an illegal move ends that game with -1"),
-    ("sb3_vec_env", "SB3 VecEnv", '`BaliSB3VecEnv(256, "random")`',
+    ("sb3_vec_env", "SB3 VecEnv", '`from bali_env.versus.sb3 import BaliSB3VecEnv` (the `train` extra); '
+     '`BaliSB3VecEnv(256, "random")`',
      "SB3's convention: the next game at once, `terminal_observation` in the info; `env_method(\"action_masks\")`"),
-    ("batched", "pgx-style batch", "`BaliVectorEnv(1024, num_players=2)`",
+    ("batched", "pgx-style batch", "`from bali_env import BaliVectorEnv`; `BaliVectorEnv(1024, num_players=2)`",
      "every seat: `to_move`, per-player `rewards`; same-step autoreset; `action_masks`; an illegal action "
      "raises; `num_actions`, `observation_shape`"),
-    ("openspiel", "OpenSpiel", '`pyspiel.load_game("python_bali", {"players": 2})`',
-     "`import bali_env.envs.openspiel` first; sampled chance; `returns()` at the end; `legal_actions()`; "
-     "`resample_from_infostate`"),
+    ("openspiel", "OpenSpiel", '`import pyspiel, bali_env.envs.openspiel` (the `openspiel` extra); '
+     '`pyspiel.load_game("python_bali", {"players": 2})`',
+     "sampled chance; `returns()` at the end; `legal_actions()`; `resample_from_infostate`"),
 ]
 
 
@@ -454,7 +457,7 @@ def busy_table() -> str:
     """docs/benchmarks.md's table of a search decision quiet and beside a competing process, both
     timed in one run (``python -m bali_env.bench.search --out docs/results/search-busy.json``)."""
     run = load("search-busy")
-    lines = [f"Measured on {run['date']} by `python -m bali_env.bench.search --out docs/results/search-busy.json` "
+    lines = ["Measured by `python -m bali_env.bench.search --out docs/results/search-busy.json` "
              "(`docs/results/search-busy.json`), quiet and busy in the same run, milliseconds a decision one at "
              "a time in 2 players:", "", "| agent | quiet | beside a competing process | busy / quiet |",
              "|---|---|---|---:|"]

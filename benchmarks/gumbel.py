@@ -44,7 +44,7 @@ def measure(players: int, games: int, budgets: list[int], workers: int = 2) -> l
 
 
 def table(matches: list[dict[str, Any]]) -> list[str]:
-    """The docs' table of a run's matches (docs/alphazero.md), a row per budget: each root's win
+    """The docs' table of a run's matches (docs/research/alphazero.md), a row per budget: each root's win
     rate against ``ppo`` with its interval, and its seconds."""
     rows = ["| descents a decision | PUCT root: wins vs `ppo` | seconds | Gumbel's root: wins vs `ppo` | seconds |",
             "|---|---|---|---|---|"]

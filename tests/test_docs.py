@@ -292,3 +292,147 @@ def test_nothing_points_outside_the_repository():
         if "RULES" + ".md" in text or "../" + "shared" in text:
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == [], offenders
+
+
+# ------------------------------------------------------------------ user pages and research notes
+DOCS = ROOT / "docs"
+RESEARCH = DOCS / "research"
+#: the pages a user reads: the README and every page of the site outside the research notes and the
+#: generated API reference
+USER_PAGES = [README, *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] not in ("research", "api"))]
+USER_WORDS = 30_000  #: the most words the user pages may hold together (a whitespace split of the Markdown)
+MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+DIARY = re.compile(rf"\b[Ii]ssues? #?\d+|(?<![\w#])#\d+\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} (?:{MONTHS})\b"
+                   rf"|\b(?:{MONTHS}) \d{{1,2}}(?:st|nd|rd|th)?\b|\b(?:{MONTHS}) \d{{4}}\b|\b[Tt]his session\b")
+
+
+def diary_marks(text: str) -> list[str]:
+    """What in ``text`` belongs to the research record, not a user page: an issue number ("Issue
+    12", "#12"), an ISO date, a date with a month's name, "this session"."""
+    return [m.group(0) for m in DIARY.finditer(text)]
+
+
+def test_diary_marks_are_found():
+    """The check below finds issue numbers and dates, and passes the numbers a user page holds."""
+    assert diary_marks("as Issue 12 asked, see issue 3 and #45") == ["Issue 12", "issue 3", "#45"]
+    assert diary_marks("measured on 2026-11-28, on 3 November, on November 3rd, in May 2026") == [
+        "2026-11-28", "3 November", "November 3rd", "May 2026"]
+    assert diary_marks("run earlier this session") == ["this session"]
+    assert diary_marks("72.5% [70.4, 74.5] of 1,800 games, seed 20,000, 128x128, `results/<date-time>/`, "
+                       "the issue's goal, [a](page.md#the-first-run), May the best win") == []
+
+
+def test_user_pages_hold_no_issue_numbers_or_diary_dates():
+    """The user pages say what to do and what to expect: the issues and the dates of the record
+    are in the research notes (docs/research/), not here."""
+    found = {str(page.relative_to(ROOT)): marks for page in USER_PAGES if (marks := diary_marks(page.read_text()))}
+    assert found == {}, f"move these to docs/research/: {found}"
+
+
+def user_words(pages: list[Path]) -> int:
+    """The words of ``pages`` together: a whitespace split of their Markdown."""
+    return sum(len(page.read_text().split()) for page in pages)
+
+
+def test_the_user_pages_stay_short():
+    """The README and the user pages together hold at most USER_WORDS words (the record goes to the
+    research notes); the count covers every user page, the README and the training page among them."""
+    names = {str(page.relative_to(ROOT)) for page in USER_PAGES}
+    assert {"README.md", "docs/training.md", "docs/getting-started.md", "docs/environment.md"} <= names
+    assert not any(name.startswith(("docs/research/", "docs/api/")) for name in names)
+    assert user_words(USER_PAGES) <= USER_WORDS, f"{user_words(USER_PAGES):,} words on the user pages"
+
+
+def test_a_long_page_is_counted(tmp_path):
+    """The word count sees a page that grows: one more page of USER_WORDS words goes over the limit."""
+    page = tmp_path / "long.md"
+    page.write_text("word " * USER_WORDS)
+    assert user_words([page]) == USER_WORDS and user_words([*USER_PAGES, page]) > USER_WORDS
+
+
+def _nav_pages(nav: object) -> list[str]:
+    """Every page file named in an mkdocs ``nav`` (nested lists of {title: page or section})."""
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, dict):
+        return [p for value in nav.values() for p in _nav_pages(value)]
+    if isinstance(nav, list):
+        return [p for item in nav for p in _nav_pages(item)]
+    return []
+
+
+def research_gaps(nav: object, notes: list[str], index_text: str) -> list[str]:
+    """The research notes (file names in docs/research/) missing from the site's ``nav`` or not
+    linked from the research index's text."""
+    listed = set(_nav_pages(nav))
+    gaps = [f"{note}: not in mkdocs.yml's nav" for note in notes if f"research/{note}" not in listed]
+    linked = {target.split("#")[0] for target in LINK.findall(index_text)}
+    return gaps + [f"{note}: not linked from research/index.md" for note in notes
+                   if note != "index.md" and note not in linked]
+
+
+def test_every_research_note_is_on_the_site_and_in_its_index():
+    """Each page of docs/research/ is in mkdocs.yml's nav (under the research notes) and the
+    research index links it, so no note is only reachable by its address."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    notes = sorted(p.name for p in RESEARCH.glob("*.md"))
+    assert {"index.md", "alphazero.md", "training-history.md"} <= set(notes)
+    assert research_gaps(nav, notes, (RESEARCH / "index.md").read_text()) == []
+
+
+def test_a_research_note_left_out_is_found():
+    """The check itself: a note missing from the nav, and one the index does not link, are named."""
+    nav = [{"Research notes": [{"Index": "research/index.md"}, {"A": "research/a.md"}]}]
+    assert research_gaps(nav, ["index.md", "a.md", "b.md"], "[A](a.md) [B](b.md#x)") == [
+        "b.md: not in mkdocs.yml's nav"]
+    assert research_gaps(nav, ["index.md", "a.md"], "[B](b.md)") == ["a.md: not linked from research/index.md"]
+
+
+def test_the_commands_table_names_every_command():
+    """docs/playing.md's table of commands has a row for every `bali` subcommand the CLI defines."""
+    from bali_env.apps.cli import commands
+
+    text = (DOCS / "playing.md").read_text()
+    rows = set(re.findall(r"^\| `bali ([a-z-]+)` \|", text, re.M))
+    assert rows, "docs/playing.md lost its table of commands"
+    assert sorted(set(commands()) - rows) == [], "add these commands to the table in docs/playing.md"
+    assert sorted(rows - set(commands())) == [], "the table names commands the CLI does not have"
+
+
+def test_the_documented_imports_work():
+    """`from bali_env import BaliVectorEnv` (environment.md) works, is the batched engine, and is
+    imported on first use only: `import bali_env` alone does not load the batched env module."""
+    code = ("import sys, bali_env\n"
+            "assert 'bali_env.envs.batched' not in sys.modules\n"
+            "assert 'BaliVectorEnv' in dir(bali_env) and 'BaliVectorEnv' in bali_env.__all__\n"
+            "from bali_env import BaliVectorEnv\n"
+            "from bali_env.envs.batched import BaliVectorEnv as direct\n"
+            "assert BaliVectorEnv is direct is bali_env.BaliVectorEnv\n"
+            "try:\n    bali_env.NoSuchName\nexcept AttributeError as exc:\n    assert 'NoSuchName' in str(exc)\n"
+            "else:\n    raise SystemExit('no AttributeError')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+def _imports_shown(page: Path) -> list[str]:
+    """The `import ...` and `from ... import ...` lines of the Python blocks of a page that import
+    from this project."""
+    return [line.split("#")[0].strip() for lang, body in _blocks(page.read_text()) if lang == "python"
+            for line in body.splitlines()
+            if re.match(r"\s*(from bali_env[\w.]* import |import bali_env)", line)]
+
+
+def test_every_import_a_user_page_shows_works():
+    """Each import of this project that a user page's Python example shows resolves (a name moved
+    to another module, or a lazy export dropped, fails here)."""
+    shown = {(str(page.relative_to(ROOT)), line) for page in USER_PAGES for line in _imports_shown(page)}
+    assert ("docs/environment.md", "from bali_env import BaliVectorEnv") in shown
+    failed = []
+    for page, line in sorted(shown):
+        try:
+            exec(line, {})
+        except ImportError as exc:
+            failed.append(f"{page}: {line}: {exc}")
+    assert failed == []

@@ -11,7 +11,9 @@ import pytest
 from benchmarks import figures
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "training" / "README.md"]
+# the README, the user pages, the research notes (docs/research/) and the training recipes
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "research").glob("*.md")),
+         ROOT / "training" / "README.md"]
 
 
 def test_the_generated_tables_are_written_from_the_result_files():
@@ -33,6 +35,12 @@ def test_a_changed_table_is_found_stale(tmp_path, monkeypatch):
         (tmp_path / other).write_text((ROOT / other).read_text())
     monkeypatch.setattr(figures, "ROOT", tmp_path)
     assert figures.stale_blocks() == ["README.md (speed)"]
+
+
+def test_the_research_notes_are_checked():
+    """The figure check reads the research notes too: the AlphaZero and training-history records."""
+    names = {str(page.relative_to(ROOT)) for page in PAGES}
+    assert {"docs/research/alphazero.md", "docs/research/training-history.md", "docs/training.md"} <= names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

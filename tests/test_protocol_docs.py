@@ -21,7 +21,7 @@ PROTOCOL = ROOT / "docs" / "protocol.md"
 # (page, file it shows whole)
 SHOWN = [(PROTOCOL, "agents/random_bot.py"), (ROOT / "docs" / "bots.md", "agents/my_bot.py")]
 FIELD_CHOICES = (("view", "observation"), ("view",), ("observation",), ())  #: as the page quotes them
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "agents" / "README.md"]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "agents" / "README.md"]
 
 
 @pytest.mark.parametrize("page, shown", SHOWN, ids=[s for _, s in SHOWN])

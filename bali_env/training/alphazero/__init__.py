@@ -15,5 +15,5 @@ The network is an exported policy's two MLPs (the actor and the value head, ``ba
 | ``learn.py`` | the network in PyTorch: its losses, its optimiser, its export |
 | ``arena.py`` | the gate (the new network against the best) and the yardsticks of the curve |
 
-How a run goes, what a generation costs and what it gave: docs/alphazero.md.
+How a run goes, what a generation costs and what it gave: docs/research/alphazero.md.
 """
