@@ -17,13 +17,15 @@ downwards only (``tests/test_imports.py`` checks it); rooms on one floor do not 
 | 8 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
 
 This module is the public face of floors 1-3: ``env``, ``raw_env``, ``bali_v0``, the names of cards,
-categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``.
+categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``, and ``BaliVectorEnv``
+(the batched engine, imported on first use: ``from bali_env import BaliVectorEnv``).
 """
 
 from __future__ import annotations
 
 import os
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 # Numba's OpenMP threads busy-wait between parallel regions by default; on a shared or small
 # machine that spinning starves the other thread and a batched step can run 10-100x slower.
@@ -46,6 +48,7 @@ except PackageNotFoundError:
 
 __all__ = [
     "ACTION_NAMES",
+    "BaliVectorEnv",
     "CARD_NAMES",
     "CATEGORY_NAMES",
     "N_ACTIONS",
@@ -64,24 +67,36 @@ __all__ = [
 ]
 
 
-GYMNASIUM_ID = "bali_env/Bali-v0"  #: ``gymnasium.make(GYMNASIUM_ID)``: one learner's seat against bots
+from .envs.registration import GYMNASIUM_ID  # noqa: E402 - ``gymnasium.make(GYMNASIUM_ID)``: one learner's seat against bots
+
+#: names this package exports from a module imported only when the name is first used: name -> module
+_LAZY = {"BaliVectorEnv": "bali_env.envs.batched"}
+
+
+def __getattr__(name: str) -> Any:
+    """``bali_env.BaliVectorEnv`` (and ``from bali_env import BaliVectorEnv``): the batched engine,
+    imported on first use so that ``import bali_env`` stays light."""
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups find it without coming here
+        return value
+    raise AttributeError(f"module 'bali_env' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazy exports among them."""
+    return sorted({*globals(), *_LAZY})
 
 
 def _register() -> None:
     """Register the environments with Gymnasium (``gymnasium.make("bali_env/Bali-v0")`` and
     ``gymnasium.make_vec``: importing ``bali_env`` is all it takes) and ``bali_v0`` with
-    PettingZoo's registry when the installed PettingZoo has one."""
-    import gymnasium
+    PettingZoo's registry when the installed PettingZoo has one (``envs.registration``)."""
+    from .envs.registration import register_envs
 
-    if GYMNASIUM_ID not in gymnasium.registry:
-        gymnasium.register(id=GYMNASIUM_ID, entry_point="bali_env.versus.single:BaliSingleAgentEnv",
-                           vector_entry_point="bali_env.versus.vector:BaliGymVectorEnv")
-    try:
-        from pettingzoo.env_registry.registration import aec_registry, register
-    except ImportError:  # older PettingZoo: no registry
-        return
-    if "bali_v0" not in aec_registry:
-        register("aec", "bali_v0", entry_point="bali_env.envs.bali_v0:env")
+    register_envs()
 
 
 _register()

@@ -323,3 +323,50 @@ def test_serve_prints_the_url_it_listens_on(tmp_path):
     assert proc.returncode == 2 and out == ""
     assert err == f"bali serve: error: port {port} on 127.0.0.1 is taken (another server listens there): choose " \
         "another --port, or --port 0 for a free one\n"
+
+
+BUGGY_BOT = '''from bali_env.agents.random_agent import RandomAgent
+
+
+class Buggy(RandomAgent):
+    name = "buggy"
+
+    def act_batch_keyed(self, o, m, k):
+        if (o[:, 10:14].argmax(1) == 1).any():
+            raise ZeroDivisionError("oops")
+        return super().act_batch_keyed(o, m, k)
+'''
+
+
+def test_a_crashing_bot_shows_its_first_exception_and_traceback(tmp_path, capsys):
+    """An in-process bot that raises: the console names the first game it lost so, the exception and
+    its traceback, down to the bot's own line (before: only "crash N" in the table, and the
+    exception's message inside results.json)."""
+    bot = tmp_path / "buggy.py"
+    bot.write_text(BUGGY_BOT)
+    assert cli.main(["tournament", "--agents", f"{bot}:Buggy", "random", "--players", "2", "--games", "8",
+                     "--workers", "1", "--no-progress", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "bali tournament: buggy crashed in " in err and ": ZeroDivisionError: oops\nTraceback" in err
+    assert f'File "{bot}", line 9, in act_batch_keyed' in err and 'raise ZeroDivisionError("oops")' in err
+
+
+def test_the_help_says_how_games_are_dealt(capsys):
+    """``bali tournament --help`` and ``bali league --help``: game k is dealt from the seed and k
+    hashed together (``deal_seed``), as the results say, not from seed SEED + k."""
+    for command in ("tournament", "league"):
+        assert cli.main([command, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        assert "SEED + k" not in text and "SEED and k hashed together (deal_seed)" in text, command
+
+
+def test_overwrite_says_resume_only_where_there_is_one(capsys):
+    """The shared --overwrite's help points to --resume OUT only in the commands that take it
+    (``bali bench`` has none)."""
+    for command in cli.commands():
+        parser = cli.command_parser(command)
+        flags = {option for action in parser._actions for option in action.option_strings}
+        if "--overwrite" not in flags:
+            continue
+        help_text = next(a.help for a in parser._actions if "--overwrite" in a.option_strings)
+        assert ("--resume" in help_text) == ("--resume" in flags), command

@@ -86,3 +86,59 @@ def test_the_notice_stops_when_every_worker_is_past_the_barrier(capsys):
         assert opened == ([1] if message == ("ready", 0, None) else [])
     err = capsys.readouterr().err
     assert "  ready: greedy (1/2" in err and "  ready: the game (2/2 parts ready" in err
+
+
+LIBRARY_PROBE = ("import numpy as np; from bali_env import engine as E; "
+                 "rng = np.zeros(1, np.uint64); E.rng_next(rng); E.shuffle(rng, np.arange(5), 0, 5); print('ok')")
+
+
+def _library_run(cache: str) -> str:
+    """Use two kernels of the engine in a fresh process with Numba's cache in ``cache``: its stderr."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    out = subprocess.run([sys.executable, "-c", LIBRARY_PROBE], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    return out.stderr
+
+
+def test_the_library_says_once_that_it_compiles_and_nothing_once_cached(tmp_path):
+    """Used from Python (no ``bali`` command), a first use that compiles says so in one line on
+    stderr, once however many kernels compile (before: two minutes without a word); the next
+    process loads the kernels from the cache and says nothing."""
+    from bali_env.engine.compile_notice import NOTICE
+
+    first = _library_run(str(tmp_path))
+    assert first.splitlines().count(NOTICE) == 1 and "compiling" not in first.replace(NOTICE, ""), first
+    assert "compiling" not in _library_run(str(tmp_path))
+
+
+def test_a_tournament_notice_quiets_the_librarys(caplog):
+    """A tournament's notice (with its progress; or nothing, without) speaks for the process: the
+    library's own line is not said beside it. The line is for ``bali_env``'s kernels only."""
+    import logging
+
+    import bali_env.engine.compile_notice as library
+    from bali_env.engine import rng_next
+
+    ours = type("Event", (), {"data": {"dispatcher": rng_next}})()
+    theirs = type("Event", (), {"data": {"dispatcher": type("D", (), {"py_func": len})()}})()
+    said = library._state["said"]
+    caplog.set_level(logging.WARNING, logger="bali_env.compile")
+    try:
+        library._state["said"] = False
+        library._compiling(theirs)  # another library's kernel: not ours to announce
+        assert caplog.text == ""
+        library._compiling(ours)
+        library._compiling(ours)
+        assert caplog.text.count(library.NOTICE) == 1
+        caplog.clear()
+        for enabled in (True, False):
+            library._state["said"] = False
+            CompileNotice(enabled=enabled, parts=2)
+            library._compiling(ours)
+            assert caplog.text == ""
+    finally:
+        library._state["said"] = said

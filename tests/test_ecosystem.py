@@ -41,6 +41,50 @@ def test_the_id_is_registered_by_importing_the_package():
     assert type(gymnasium.make_vec("bali_env/Bali-v0", num_envs=3)) is BaliGymVectorEnv
 
 
+def test_the_id_works_in_a_script_that_does_not_import_the_package():
+    """``gymnasium.make`` in a script that imports only gymnasium (before: "Namespace bali_env not
+    found"). The package declares a ``gymnasium.envs`` entry point: a Gymnasium that loads such
+    plugins (before 1.0) registers the plain id on ``import gymnasium``; Gymnasium 1.x loads none,
+    and there ``bali_env:bali_env/Bali-v0`` (Gymnasium's ``module:id``) imports the package."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    from bali_env.envs.registration import GYMNASIUM_MAKE_ID, register_envs
+
+    plugin = [ep for ep in entry_points(group="gymnasium.envs") if ep.name == "bali_env"]
+    assert [ep.value for ep in plugin] == ["bali_env.envs.registration:register_envs"], "pip install -e . again"
+    assert plugin[0].load() is register_envs
+    plugins = hasattr(gymnasium.envs.registration, "load_plugin_envs")
+    env_id = bali_env.GYMNASIUM_ID if plugins else GYMNASIUM_MAKE_ID
+    code = (f"import gymnasium; env = gymnasium.make({env_id!r}); env.reset(seed=0); "
+            "print(env.unwrapped.num_players)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr
+
+
+def test_registering_is_idempotent_and_needs_only_gymnasiums_registry():
+    """``register_envs`` (the entry point) leaves a registered name as it is, without a warning,
+    however often it runs, and reads the registry from ``gymnasium.envs.registration``: whole even
+    while a Gymnasium before 1.0 is still importing itself and calls the plugin (``gymnasium.registry``
+    is not there yet then)."""
+    import subprocess
+    import sys
+
+    code = ("import warnings; warnings.simplefilter('error'); import gymnasium, bali_env\n"
+            "from bali_env.envs.registration import GYMNASIUM_ID, register_envs\n"
+            "spec = gymnasium.registry[GYMNASIUM_ID]; register_envs(); register_envs()\n"
+            "assert gymnasium.registry[GYMNASIUM_ID] is spec\n"
+            "del gymnasium.registry[GYMNASIUM_ID]\n"
+            "saved = {k: getattr(gymnasium, k) for k in ('registry', 'register', 'make')}\n"
+            "for k in saved: delattr(gymnasium, k)  # as during gymnasium's own import\n"
+            "register_envs()\n"
+            "for k, v in saved.items(): setattr(gymnasium, k, v)\n"
+            "print(GYMNASIUM_ID in gymnasium.registry)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
 @pytest.mark.parametrize("num_players, oracle, demon", CONFIGS)
 @pytest.mark.parametrize("render_mode", [None, "ansi", "human", "rgb_array"])
 def test_gymnasium_check_env_passes(num_players, oracle, demon, render_mode, capsys):

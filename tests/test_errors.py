@@ -367,3 +367,28 @@ def test_constructor_is_strict_about_types(kwargs, error):
     """num_players must be an int, the variant flags real bools (oracle="no" must not mean True)."""
     with pytest.raises(error):
         bali_v0.raw_env(**kwargs)
+
+
+@pytest.mark.parametrize("spec, guess", [("greddy", "greedy"), ("ppo_search", "ppo+search"), ("mtcs", "mcts"),
+                                         ("nosuchagent", None)])
+def test_an_unknown_agent_names_the_specs_as_written_and_a_close_one(spec, guess):
+    """An unknown agent: "did you mean" the closest kind, and every spec known as one writes it
+    (before: ['cmd', 'greedy', ..., 'sb3'], where cmd and sb3 need a program and a path, and no
+    FILE.py:Class)."""
+    from bali_env.agents import make_agent
+
+    with pytest.raises(ValueError) as exc:
+        make_agent(spec)
+    text = str(exc.value)
+    assert text.startswith(f"unknown agent {spec!r}" + (f" (did you mean {guess!r}?)" if guess else ";"))
+    assert text.endswith("known: random, greedy, mcts, ppo, ppo+search, sb3:PATH, cmd:PROGRAM, FILE.py:Class")
+
+
+def test_a_file_bot_without_its_py_is_pointed_to_it(tmp_path, monkeypatch):
+    """``mybot:MyBot`` where ``mybot.py`` is here: did you mean ``mybot.py:Class``."""
+    from bali_env.agents import make_agent
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mybot.py").write_text("")
+    with pytest.raises(ValueError, match=r"unknown agent 'mybot' \(did you mean 'mybot.py:Class'\?\)"):
+        make_agent("mybot:MyBot")

@@ -28,7 +28,7 @@ from bali_env.engine.decode import decode_observation
 ROOT = Path(__file__).resolve().parent.parent
 PY_BOT = f"cmd:{sys.executable} {ROOT / 'agents' / 'random_bot.py'}"
 JS_BOT = f"cmd:node {ROOT / 'agents' / 'greedy_bot.js'}"
-FAULTY = f"{sys.executable} {ROOT / 'bali_env' / 'bench' / 'faulty_bot.py'}"
+FAULTY = f"{sys.executable} {ROOT / 'tests' / 'faulty_bot.py'}"
 
 
 def faulty(*args: object) -> str:
@@ -461,3 +461,33 @@ def test_a_hello_with_unknown_fields_is_refused(tmp_path):
     with pytest.raises(BotFault, match="hello fields"):
         agent.start()
     agent.close()
+
+
+@pytest.mark.parametrize("name, first_line, runs_it", [
+    ("bot.sh", "echo hi\n", "cmd:bash {}"), ("bot.py", "print(1)\n", "cmd:python3 {}"),
+    ("bot.js", "x\n", "cmd:node {}"), ("bot", "#!/usr/bin/env ruby\n", "cmd:ruby {}"),
+    ("bot.weird", "x\n", None),
+])
+def test_a_program_that_is_not_executable_gets_the_interpreter_of_its_kind(tmp_path, name, first_line, runs_it):
+    """A ``cmd:`` program without the execute permission: chmod +x, or the spec with the interpreter
+    its ending (or its #! line) calls for: bash for a .sh (before: python3 for every file), python3
+    for a .py, node for a .js; none named when it is unknown."""
+    from bali_env.arena.protocol.agent import parse_command
+
+    script = tmp_path / name
+    script.write_text(first_line)
+    script.chmod(0o644)
+    program = f"./{name}"
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        with pytest.raises(ValueError) as exc:
+            parse_command(program)
+    finally:
+        os.chdir(cwd)
+    text = str(exc.value)
+    assert text.startswith(f"program '{program}' is not executable (") and f"chmod +x {program}" in text
+    if runs_it is None:
+        assert "interpreter" not in text
+    else:
+        assert text.endswith(f"run it with its interpreter: '{runs_it.format(program)}')")

@@ -216,7 +216,7 @@ def test_a_bot_that_crashes_where_there_is_no_log_says_why():
     from bali_env.apps.terminal import play_game
 
     printed: list[str] = []
-    play_game(2, [f"cmd:{sys.executable} {ROOT / 'bali_env' / 'bench' / 'faulty_bot.py'} crash 3"], seed=1,
+    play_game(2, [f"cmd:{sys.executable} {ROOT / 'tests' / 'faulty_bot.py'} crash 3"], seed=1,
               input_fn=lambda prompt: "1", print_fn=lambda *a: printed.append(" ".join(map(str, a))))
     assert any("exited with code 3; its standard error ends: misbehaving (crash) at decision 3" in " ".join(
         line.split()) for line in printed), printed[-3:]
@@ -225,7 +225,7 @@ def test_a_bot_that_crashes_where_there_is_no_log_says_why():
 def test_a_tournaments_results_never_quote_a_bots_stderr(tmp_path):
     """In a tournament the bot's standard error goes to its log (or, without a folder, nowhere):
     a fault's detail never quotes it, so the results do not depend on where the logs go."""
-    spec = f"cmd:{sys.executable} {ROOT / 'bali_env' / 'bench' / 'faulty_bot.py'} crash 5 1"
+    spec = f"cmd:{sys.executable} {ROOT / 'tests' / 'faulty_bot.py'} crash 5 1"
     runs = [run_tournament([spec, "random"], num_players=2, games=2, seed=1, workers=1, progress=False, out_dir=out)
             for out in (None, tmp_path / "t")]
     assert runs[0].games == runs[1].games

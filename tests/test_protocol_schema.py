@@ -22,7 +22,7 @@ from bali_env.engine.ids import CARD_KEYS, CATEGORY_NAMES, N_CARD_TYPES
 jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parent.parent
-FAULTY = f"{sys.executable} {ROOT / 'bali_env' / 'bench' / 'faulty_bot.py'}"
+FAULTY = f"{sys.executable} {ROOT / 'tests' / 'faulty_bot.py'}"
 # a bot that keeps every line it gets (appended to argv[1]) and asks for the fields argv[2] names
 RECORDER = """\
 import json, sys

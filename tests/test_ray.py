@@ -137,7 +137,7 @@ def test_bot_programs_on_ray(local_ray, tmp_path):
     as on local workers: the same games, the same forfeits, the bots' logs in the results."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bot = f"cmd:{sys.executable} {os.path.join(root, 'agents', 'random_bot.py')}"
-    faulty = f"cmd:{sys.executable} {os.path.join(root, 'bali_env', 'bench', 'faulty_bot.py')} crash 5 3"
+    faulty = f"cmd:{sys.executable} {os.path.join(root, 'tests', 'faulty_bot.py')} crash 5 3"
     setup = {"agents": [bot, faulty, "greedy"], "num_players": 2, "games": 12, "seed": 3, "progress": False}
     local = run_tournament(workers=2, **setup)
     on_ray = run_tournament(backend="ray", chunk_size=4, out_dir=tmp_path / "r", **setup)

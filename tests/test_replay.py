@@ -354,3 +354,19 @@ def test_a_file_that_is_not_there_is_named_so(tmp_path, capsys, make, says):
     path = make(tmp_path)
     assert run([str(path)]) == 2
     assert capsys.readouterr().err == f"bali replay: error: {says.format(path)}\n"
+
+
+@pytest.mark.parametrize("content, says", [
+    ("<!DOCTYPE html>\n<html><body>a replay</body></html>\n", "it is an HTML page (a replay page, as bali replay "
+                                                                "--html writes), not JSON"),
+    ("hello", "not JSON (Expecting value: line 1 column 1 (char 0))"),
+])
+def test_a_file_that_is_not_a_record_says_what_bali_replay_reads(tmp_path, capsys, content, says):
+    """``bali replay game.html``: one line saying the file is an HTML page, not JSON, and what a game
+    record is and which commands write one (before: "Expecting value: line 1 column 1 (char 0)")."""
+    path = tmp_path / "game.html"
+    path.write_text(content)
+    assert run([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"bali replay: error: cannot read game record '{path}': {says}; ")
+    assert "a game record is the JSON file that bali play --save FILE or bali tournament --save-records" in err

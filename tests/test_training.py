@@ -862,3 +862,28 @@ def test_mcts_opponents_join_the_pool_and_survive_a_checkpoint():
     assert twin.sims == 30
     assert (twin.act_batch(obs, masks) == mcts.act_batch(obs, masks)).all()
     assert (twin._stream == mcts._stream).all()
+
+
+def test_a_model_the_package_builds_leaves_no_sb3_folder_in_the_temporary_directory(tmp_path, monkeypatch):
+    """``make_model``'s MaskablePPO learns without a run's logger and writes nothing: SB3's default
+    logger made an empty ``SB3-<date-time>`` folder in the temporary directory at every ``learn``
+    (one per test that trained such a model)."""
+    pytest.importorskip("sb3_contrib")
+    import tempfile
+
+    from bali_env.training.train import make_model, parse_args
+    from bali_env.versus.opponents import OpponentPool
+    from bali_env.versus.sb3 import BaliSB3VecEnv
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    pool = OpponentPool(seed=0)
+    pool.add("random", RandomAgent(seed=0), 1.0)
+    args = parse_args(["--net", "8", "--n-steps", "8", "--batch-size", "16", "--features", "none",
+                       "--out", str(tmp_path / "run")])
+    model, _ = make_model(args, BaliSB3VecEnv(2, pool, num_players=2, seed=0))
+    model.learn(total_timesteps=16)
+    assert model.num_timesteps >= 16
+    assert list(temporary.glob("SB3-*")) == []  # (torch may leave its own cache folder there)

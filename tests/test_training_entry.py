@@ -421,3 +421,43 @@ def test_distil_self_play_has_a_bar(monkeypatch):
     monkeypatch.setattr(value, "self_play", self_play)
     assert len(positions(None, 2, 10, 0, 0.5, progress=True)["key"]) == 2
     assert seen["progress"] is True
+
+
+def test_the_plan_and_the_bar_say_the_same_training_time(capsys):
+    """Under --minutes the training bar counts seconds from the run's start up to when training
+    stops; the plan names that same moment (before: it said only the time left from now, 1 min 04 s,
+    while the bar counted to 90 s)."""
+    import time
+
+    from bali_env.training.report import duration
+
+    session = _session(["--minutes", "2"], eval_rate=0.1)  # the final evaluation keeps a quarter: 90 s of training
+    session.start = time.time() - 26  # 26 s of starting (the model, the first evaluation)
+    session.announce()
+    plan = capsys.readouterr().err
+    assert session.bar_total() == pytest.approx(90)
+    assert f"training until {duration(session.bar_total())} into the run (about 1 min 04 s from now)" in plan
+
+
+def test_a_bad_train_flag_is_one_line_of_usage_and_one_of_error(tmp_path, capsys):
+    """``bali train --minutes -1``: the short usage and the error, two lines (before: the whole
+    17-line usage, from bali train's own parser)."""
+    from bali_env.apps.cli import main as bali
+
+    with pytest.raises(SystemExit) as exc:
+        bali(["train", "--minutes", "-1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.splitlines()
+    assert exc.value.code == 2 and len(err) == 2, err
+    assert err[0] == "usage: bali train [options]; see 'bali train --help'"
+    assert err[1].startswith("bali train: error: --minutes must be >= 0")
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_help_shows_whole_number_defaults_as_integers(capsys):
+    """``bali train --help``: ``--steps``' default is 100000000, not 100000000.0 (read as a float, 1e8)."""
+    from bali_env.apps.cli import main as bali
+
+    assert bali(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "total learner env steps (default: 100000000)" in text and "100000000.0" not in text
+    assert "(default: 0.0003)" in text and not any(f"{n}.0)" in text for n in ("100000", " 0"))

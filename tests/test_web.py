@@ -56,7 +56,7 @@ def test_a_whole_game_through_the_api(client):
     state = r.json()
     assert state["labels"] == ["player_0 (greedy)", "player_1 (you)"] and state["seat"] == 1
     assert not state["your_turn"] and state["options"] == []  # seat 0 (the bot) starts
-    assert state["svg"].startswith("<svg") and "player_1 (you)&#x27;s view" in state["svg"]
+    assert state["svg"].startswith("<svg") and ">your view (player_1)<" in state["svg"]
     final = play_through(client, state, np.random.default_rng(0))
     assert final["status"] == "over" and final["result"].startswith("Final scores: player_0 (greedy) ")
     assert "=== Final scoring ===" in final["scoring"]
@@ -68,6 +68,18 @@ def test_a_whole_game_through_the_api(client):
     assert len(final["log"]) == len(record["actions"])
     again = client.get(f"/api/games/{state['id']}").json()
     assert again["status"] == "over" and again["svg"] == final["svg"]
+
+
+def test_the_badge_says_your_view_in_words(client):
+    """The header's badge names the person's seat as "your view (player_0)" (before: "player_0
+    (you)'s view"); a bot's seat keeps "player_1 (greedy)'s view"."""
+    from bali_env.pictures.svg import viewpoint_text
+
+    state = client.post("/api/games", json={"players": 2, "seat": 0, "opponents": ["greedy"], "seed": 2}).json()
+    assert ">your view (player_0)<" in state["svg"] and "(you)&#x27;s view" not in state["svg"]
+    labels = ["player_0 (you)", "player_1 (greedy)"]
+    assert [viewpoint_text(q, labels) for q in (0, 1, None)] == ["your view (player_0)", "player_1 (greedy)'s view",
+                                                                "public table"]
 
 
 def test_options_say_what_they_cost_and_the_log_hides_the_bots_secrets(client):

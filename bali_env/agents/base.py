@@ -269,6 +269,33 @@ def _agent_from_file(spec: str, seed: int | None) -> Agent:
     return agent
 
 
+#: how a spec of a kind that needs more than its name is written (``known_specs``)
+_SPEC_FORMS = {"cmd": "cmd:PROGRAM", "sb3": "sb3:PATH"}
+
+
+def known_specs() -> list[str]:
+    """The agent specs ``make_agent`` knows, as a person writes them: the built-in and registered
+    kinds (``cmd:PROGRAM`` and ``sb3:PATH`` with what they need), then ``FILE.py:Class``."""
+    return [_SPEC_FORMS.get(kind, kind) for kind in _REGISTRY] + ["FILE.py:Class"]
+
+
+def unknown_agent_text(kind: str) -> str:
+    """The error for an agent spec of unknown ``kind``: the closest known kind, if one is close
+    (``difflib``; or ``KIND.py:Class`` when there is a file ``KIND.py``), and every spec known
+    (``known_specs``)."""
+    import difflib
+    from pathlib import Path
+
+    close = difflib.get_close_matches(kind, list(_REGISTRY), n=1)
+    try:
+        if kind and Path(f"{kind}.py").expanduser().is_file():  # mybot:MyBot for mybot.py:MyBot
+            close = [f"{kind}.py:Class"]
+    except (OSError, ValueError):  # not a possible file name
+        pass
+    guess = f" (did you mean {_SPEC_FORMS.get(close[0], close[0])!r}?)" if close else ""
+    return f"unknown agent {kind!r}{guess}; known: {', '.join(known_specs())}"
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build an agent from a spec: ``"random"``, ``"greedy"``, ``"mcts"``, ``"mcts:sims=200"``,
     ``"sb3:path/to/model.zip"``, ``"ppo"``, ``"ppo:path=FILE.npz"``, ``"ppo:deterministic=false"`` (a
@@ -284,7 +311,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         return _agent_from_file(spec, seed)
     kind, _, rest = spec.partition(":")
     if kind not in _REGISTRY:
-        raise ValueError(f"unknown agent {kind!r}; known: {sorted(_REGISTRY)}")
+        raise ValueError(unknown_agent_text(kind))
     if kind == "sb3":
         return _factory(kind)(path=rest, seed=seed)
     if kind == "cmd":  # a bot in any language: its own process, the bot protocol (docs/protocol.md)

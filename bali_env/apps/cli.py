@@ -52,7 +52,8 @@ class Command:
 
 # ---------------------------------------------------------------------------------------- demo
 def _demo_parents() -> list[argparse.ArgumentParser]:
-    return [flags.players(4), flags.games(20), flags.variants(), flags.seed(0)]
+    return [flags.players(4), flags.games(20), flags.variants(),
+            flags.seed(0, "the deals and the random moves: game k is dealt by reset(seed=SEED + k)")]
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,8 +140,8 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
     from bali_env.arena import DEFAULT_BATCH_SIZE
 
     parser.description = ("Seat-rotated tournament between agents on the batched environment: win rates with 95% "
-                          "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from seed "
-                          "SEED + k.")
+                          "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from SEED "
+                          "and k hashed together (deal_seed), the same deal whatever the workers or the batch.")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot "
                              "'cmd:python3 bot.py' (a program speaking the bot protocol, quoted as one argument); "
@@ -198,6 +199,9 @@ def _tournament(args: argparse.Namespace) -> int:
               f"continue with:\n  bali {shlex.join(again)}", file=sys.stderr)
         return 130 if isinstance(exc, TournamentInterrupted) else 1
     print(result.table())
+    crash = result.first_crash()
+    if crash is not None:  # an in-process agent raised: what and where, not only a count in the table
+        print(f"\nbali tournament: {crash}", file=sys.stderr)
     written = [args.out / name for name in ("results.json", "results.csv", "ratings.png", "index.html", "timing.json",
                                             "records", "replays", "logs", "journal.jsonl")]
     print("\nwrote " + ", ".join(str(p) for p in written if p.exists()))
@@ -209,7 +213,8 @@ def _league_parents() -> list[argparse.ArgumentParser]:
     return [flags.games(200, "games per part (each pair, each free-for-all; rounded up to whole rotations)"),
             flags.players([2, 3, 4], many=True, detail="the parts: 2 = every pair, 3 and 4 = the free-for-all at "
                           "that size when there are enough agents"),
-            flags.seed(0, "the deals: game k of every part is dealt from seed SEED + k"), flags.workers(2),
+            flags.seed(0, "the deals: game k of every part is dealt from SEED and k hashed together (deal_seed)"),
+            flags.workers(2),
             flags.variants(), flags.out("output folder (default: a new folder results/league/<date-time>; an --out "
                                         "holding an earlier league is refused: --resume OUT continues it, "
                                         "--overwrite replaces it)"),

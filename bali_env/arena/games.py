@@ -46,10 +46,25 @@ class Clock:
         return None
 
 
+TRACEBACK_FRAMES = 12  #: the innermost frames of an agent's exception kept in its forfeit (``crash_traceback``)
+TRACEBACK_CHARS = 4000  #: and at most this many characters of them (the end: where it was raised)
+
+
+def crash_traceback(exc: BaseException) -> str:
+    """The traceback of an in-process agent's exception, as Python prints it (its innermost
+    ``TRACEBACK_FRAMES`` frames, the last ``TRACEBACK_CHARS`` characters): a crash's forfeit keeps
+    it (``traceback``), and ``bali tournament`` shows the first one."""
+    import traceback
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-TRACEBACK_FRAMES))
+    return text if len(text) <= TRACEBACK_CHARS else "..." + text[-TRACEBACK_CHARS:]
+
+
 def _call(agent: Agent, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """The agent's actions for some rows, and per row None or the fault that loses its game
-    (``(reason, detail)``). A call that fails is repeated row by row, so that only the rows that
-    fail lose (the same rows whatever the batching)."""
+    (``(reason, detail)``; a crash's with its traceback, ``(reason, detail, traceback)``). A call
+    that fails is repeated row by row, so that only the rows that fail lose (the same rows
+    whatever the batching)."""
     from .protocol.messages import BotFault
 
     try:
@@ -62,7 +77,8 @@ def _call(agent: Agent, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray) ->
             return np.full(1, -1), [(exc.reason, exc.detail)]
     except Exception as exc:  # noqa: BLE001 - an agent that raises loses its game; the tournament goes on
         if len(obs) == 1:
-            return np.full(1, -1), [("crash", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")]
+            return np.full(1, -1), [("crash", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
+                                     crash_traceback(exc))]
     out, faults = np.full(len(obs), -1), []
     for i in range(len(obs)):
         a, f = _call(agent, obs[i : i + 1], masks[i : i + 1], keys[i : i + 1])
@@ -144,7 +160,8 @@ def play_games(
     """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
     record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
     seat), ``scores`` (None for a game lost by a fault), ``winners`` (seats), ``decisions``,
-    ``forfeit`` (only for such a game: ``seat``, ``reason``, ``detail``), ``move_times`` (per
+    ``forfeit`` (only for such a game: ``seat``, ``reason``, ``detail``, and for an in-process
+    agent that raised its ``traceback``), ``move_times`` (per
     seat: decisions, seconds in all, the longest decision's seconds; not part of results.json),
     and ``actions`` with ``keep_actions``. ``on_finished(records)`` is called after each step in
     which games ended, with their records. The games are played in at least ``waves`` waves
@@ -232,8 +249,11 @@ class _Slots:
         record["move_times"] = [[int(t[0]), float(t[1]), float(t[2])] for t in self.times[b]]
         if self.keep_actions:
             record["actions"] = self.actions_kept[b]
+        forfeit = record.get("forfeit")
+        if forfeit is not None:  # what the protocol's end message holds (a traceback stays in the record)
+            forfeit = {k: forfeit[k] for k in ("seat", "reason", "detail")}
         result = {"game": record["game"], "final_scores": record["scores"], "winners": record["winners"],
-                  "forfeit": record.get("forfeit")}
+                  "forfeit": forfeit}
         for p in sorted({int(x) for x in self.lineup[b]}):
             self.agents[p].end_game(result)
         return record
@@ -261,8 +281,10 @@ class _Slots:
             t[0], t[1], t[2] = t[0] + 1, t[1] + self.seconds[b], max(t[2], self.seconds[b])
             late = clock.over(float(self.seconds[b]), float(t[1])) if self.faults[b] is None else None
             if self.faults[b] is not None or late is not None:
-                reason, detail = self.faults[b] if self.faults[b] is not None else ("timeout", late)
+                reason, detail, *trace = self.faults[b] if self.faults[b] is not None else ("timeout", late)
                 forfeits[int(b)] = {"seat": int(seats[b]), "reason": reason, "detail": detail}
+                if trace:  # an in-process agent that raised: where
+                    forfeits[int(b)]["traceback"] = trace[0]
                 self.actions[b] = -1  # the slot is dealt its next game below
             elif self.keep_actions:
                 self.actions_kept[b].append(int(self.actions[b]))
@@ -297,5 +319,6 @@ def _begin(agents: Sequence[Agent], names: Sequence[str], lineup_: np.ndarray, g
         except BotFault as exc:
             return {"seat": seat, "reason": exc.reason, "detail": exc.detail}
         except Exception as exc:  # noqa: BLE001 - an agent that raises loses the game
-            return {"seat": seat, "reason": "crash", "detail": f"{type(exc).__name__}: {exc}"[:300]}
+            return {"seat": seat, "reason": "crash", "detail": f"{type(exc).__name__}: {exc}"[:300],
+                    "traceback": crash_traceback(exc)}
     return None

@@ -99,6 +99,22 @@ class TournamentResult:
 
         return "\n".join(wrapped(top) + lines + wrapped(notes) + self.clock_table(width))
 
+    def first_crash(self) -> str | None:
+        """The first game (by number) an in-process agent lost by raising, in words: who, how many
+        games it lost so, the exception and its traceback (``games.crash_traceback``; absent from a
+        journal written before tracebacks were kept); None when no agent raised."""
+        crashed = [g for g in self.games if (g.get("forfeit") or {}).get("reason") == "crash"]
+        if not crashed:
+            return None
+        first = min(crashed, key=lambda g: g["game"])
+        forfeit = first["forfeit"]
+        who = first["lineup"][forfeit["seat"]]
+        count = sum(1 for g in crashed if g["lineup"][g["forfeit"]["seat"]] == who)
+        text = (f"{who} crashed in {count} game{'s' if count != 1 else ''}; the first, game {first['game']} "
+                f"(seat {forfeit['seat']}): {forfeit['detail']}")
+        trace = forfeit.get("traceback")
+        return text + ("\n" + trace.rstrip("\n") if trace else "")
+
     def clock_table(self, width: int | None = None) -> list[str]:
         """The lines on the clock and the faults: per participant its forfeits by reason and its
         mean and longest decision; shown when a clock was set, a ``cmd:`` bot played or a game was

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from bali_env.agents.base import make_agent
+from bali_env.engine import compile_notice
 from .games import play_games
 
 COMPILE_NOTICE = "compiling the game kernels (first run only; cached afterwards)"  #: said only when Numba compiles
@@ -29,9 +30,12 @@ class CompileNotice:
     left (compile times vary too much to predict). Shown from the moment ``show()`` is called
     (Numba started a real compile here or in a worker: a load from the disk cache is not one),
     never before; on a log file or a pipe the line once and then a line per part ready, on a
-    terminal one animated line; ``stop()`` clears it (all methods idempotent, any thread)."""
+    terminal one animated line; ``stop()`` clears it (all methods idempotent, any thread). It
+    quiets the library's own line (``bali_env.engine.compile_notice``) in this process: a
+    tournament says it compiles with this notice, or not at all without progress."""
 
     def __init__(self, enabled: bool = True, parts: int = 0) -> None:
+        compile_notice.quiet()  # a tournament speaks for its process: this notice, or nothing without progress
         self._enabled = enabled
         self._parts = parts
         self._ready: list[str] = []
@@ -246,6 +250,7 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: A
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates the workers
     _exit_with_parent(parent)
+    compile_notice.quiet()  # the parent's CompileNotice speaks for the workers
     worker = kwargs["worker"]
     try:
         import numba

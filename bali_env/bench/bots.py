@@ -7,7 +7,7 @@
    cost per decision is the difference. The floor under it: the round trip of a tiny line to a
    Python echo bot.
 2. A 100-game tournament (2 workers) against a bot that hangs once in ten moves
-   (``faulty_bot.py hang 10``, a move time of 0.2 s): the wall time, and that every game is
+   (``first_legal_bot.py --hang-every 10``, a move time of 0.2 s): the wall time, and that every game is
    accounted for (100 records, each either finished or forfeited, none twice).
 """
 
@@ -101,7 +101,7 @@ def bench_faults(games: int = 100, move_time: float = 0.2, workers: int = 2) -> 
     accounted for (each index once; finished or forfeited)."""
     from bali_env.arena import run_tournament
 
-    spec = f"cmd:{sys.executable} {HERE / 'faulty_bot.py'} hang 10"
+    spec = f"cmd:{sys.executable} {HERE / 'first_legal_bot.py'} --hang-every 10"
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         result = run_tournament([spec, "greedy"], num_players=2, games=games, seed=0, workers=workers,
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from bali_env.engine import flags
 
     parser = argparse.ArgumentParser(prog="python -m bali_env.bench.bots", description=__doc__.split("\n\n")[0],
-                                     parents=[flags.games(100, "games of the faulty-bot tournament, 1..100000")])
+                                     parents=[flags.games(100, "games of the hanging-bot tournament, 1..100000")])
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per rate (default 2)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 600 or not 1 <= args.games <= 100_000:

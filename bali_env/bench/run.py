@@ -432,7 +432,7 @@ def parents() -> list[argparse.ArgumentParser]:
 
     return [flags.out(f"output folder of bench.json and bench.png (default: a new folder {BENCH_PARENT}/<date-time>; "
                       "an --out holding an earlier bench.json is refused without --overwrite)"),
-            flags.overwrite("benchmark")]
+            flags.overwrite("benchmark", resume=False)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

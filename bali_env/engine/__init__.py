@@ -36,6 +36,7 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``batch.py`` | | batched stepping and whole random games (rollouts) |
 | ``flags.py`` | | the command-line flags the ``bali`` commands share, declared once (parent parsers) |
 | ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
+| ``compile_notice.py`` | | says once (a warning on stderr) when Numba compiles the kernels |
 
 Every kernel is ``@njit(cache=True)``. Randomness is used only when dealing (and when sampling a
 hidden state, ``determinize``), from a 64-bit seed through a SplitMix64 stream; after the deal the
@@ -44,9 +45,10 @@ game is deterministic (the deck order is part of the state).
 
 from __future__ import annotations
 
-from . import numba_cache
+from . import compile_notice, numba_cache
 
 numba_cache.install()  # before any kernel is defined
+compile_notice.install()  # a first compile says so, once
 
 from .batch import (  # noqa: E402
     batch_reset,

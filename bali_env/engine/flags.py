@@ -106,7 +106,8 @@ def variants() -> argparse.ArgumentParser:
     return p
 
 
-DEALS = "the deals: game k is dealt from seed SEED + k"  #: what ``--seed`` seeds in the commands that only deal
+#: what ``--seed`` seeds in the commands that only deal: a tournament's deals (``bali_env.arena.schedule.deal_seed``)
+DEALS = "the deals: game k is dealt from SEED and k hashed together (deal_seed), so two seeds share no deal"
 
 
 def seed(default: int | None = 0, seeds: str = DEALS) -> argparse.ArgumentParser:
@@ -152,14 +153,16 @@ def out(help: str, *, default: Path | None = None, required: bool = False) -> ar
     return p
 
 
-def overwrite(what: str = "run") -> argparse.ArgumentParser:
+def overwrite(what: str = "run", *, resume: bool = True) -> argparse.ArgumentParser:
     """``--overwrite``: replace the earlier ``what`` the ``--out`` folder holds (finished or not);
     without it such a folder is refused (``bali_env.files.check_out_folder``: one rule for every
-    command that writes an output folder)."""
+    command that writes an output folder). ``resume``: whether the command takes ``--resume OUT``
+    (its help then says that an unfinished one is continued with it)."""
     p = _parent()
+    refused = "refused: continue an unfinished one with --resume OUT" if resume else "refused"
     p.add_argument("--overwrite", action="store_true",
                    help=f"replace the earlier {what} in --out OUT (finished or not; without it such an OUT is "
-                        "refused: continue an unfinished one with --resume OUT)")
+                        f"{refused})")
     return p
 
 

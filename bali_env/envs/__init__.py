@@ -6,6 +6,8 @@
 | ``batched.py`` | ``BaliVectorEnv``: N games in one array stepped by one Numba call; ``rollout`` |
 | ``records.py`` | game records: save a game as JSON, load it back with validation, replay it |
 | ``api_check.py`` | a generic checker for action-masked PettingZoo AEC environments |
+| ``registration.py`` | the names in Gymnasium's and PettingZoo's registries (``register_envs``, the package's |
+| | ``gymnasium.envs`` entry point) |
 
 Rendering is the pictures' (``bali_env.pictures``); the rules, the observation and its decoder
 are the engine's; one learner's seat against bots (the Gymnasium envs, SB3) is ``bali_env.versus``.

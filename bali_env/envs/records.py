@@ -160,6 +160,22 @@ def validate_record(record: dict[str, Any]) -> Any:
 MAX_RECORD_BYTES = 10_000_000  #: a record of the longest game is well under 100 kB
 
 
+#: what a game record file is, said when a file is not one
+RECORD_FILES = ("a game record is the JSON file that bali play --save FILE or bali tournament --save-records "
+                "(OUT/records/game_NNNNN.json) writes")
+
+
+def _not_json(data: bytes, exc: Exception) -> str:
+    """What a file that is not JSON seems to be: an HTML page (a replay page), a picture, or just
+    not JSON (the parser's reason)."""
+    head = data[:512].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
+        return "it is an HTML page (a replay page, as bali replay --html writes), not JSON"
+    if head.startswith((b"gif8", b"\x89png")):
+        return "it is a picture, not JSON"
+    return f"not JSON ({exc})"
+
+
 def load_record(path: str | Path) -> GameRecord:
     """Read a record file, check it replays to its recorded scores, and return it (a
     ``GameRecord``: a dict that a notebook shows as its replay). ValueError for
@@ -176,7 +192,9 @@ def load_record(path: str | Path) -> GameRecord:
         if len(data) > MAX_RECORD_BYTES:
             raise OSError(f"larger than {MAX_RECORD_BYTES:,} bytes: not a game record")
         record = json.loads(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read game record {str(p)!r}: {_not_json(data, exc)}; {RECORD_FILES}") from None
+    except (OSError, RecursionError) as exc:
         raise ValueError(f"cannot read game record {str(p)!r}: {exc}") from None
     validate_record(record)
     return GameRecord(record)

@@ -413,11 +413,18 @@ def part_boxes(n: int) -> list[tuple[float, float, float, float]]:
 
 
 # ---------------------------------------------------------------------------- the picture
+YOU = " (you)"  #: the end of the label of the seat a person plays (the web app's ``player_0 (you)``)
+
+
 def viewpoint_text(seat: int | None, labels: Sequence[str], revealed: bool = False) -> str:
-    """Whose picture it is: ``player_1 (greedy)'s view``, ``public table``, ``everything revealed``."""
+    """Whose picture it is: ``player_1 (greedy)'s view``, ``your view (player_0)`` (a label ending
+    in ``YOU``), ``public table``, ``everything revealed``."""
     if revealed:
         return "everything revealed"
-    return "public table" if seat is None else f"{labels[seat]}'s view"
+    if seat is None:
+        return "public table"
+    label = labels[seat]
+    return f"your view ({label[: -len(YOU)]})" if label.endswith(YOU) else f"{label}'s view"
 
 
 def table_parts(view: ObservationView, seat: int | None = None, labels: Sequence[str] | None = None,
@@ -461,5 +468,5 @@ def render_svg(view: ObservationView, seat: int | None = None, labels: Sequence[
     return SVG_OPEN + DEFS + "".join(table_parts(view, seat, labels, final, notes, viewpoint, caption)) + SVG_CLOSE
 
 
-__all__ = ["HEIGHT", "SVG_CLOSE", "SVG_OPEN", "WIDTH", "part_boxes", "render_svg", "svg_elements", "table_parts",
+__all__ = ["HEIGHT", "SVG_CLOSE", "SVG_OPEN", "WIDTH", "YOU", "part_boxes", "render_svg", "svg_elements", "table_parts",
            "viewpoint_text"]

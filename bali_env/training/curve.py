@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m bali_env.training.curve", description=__doc__.splitlines()[0],
                                 parents=[flags.games(200, "games per checkpoint and opponent"), flags.workers(2),
-                                         flags.seed(20_000, "the deals: game k of every point is dealt from seed "
-                                                    "SEED + k")])
+                                         flags.seed(20_000, "the deals: game k of every point is dealt from SEED "
+                                                    "and k hashed together (deal_seed)")])
     p.add_argument("run", type=Path, help="the --out folder of a bali train run")
     p.add_argument("--opponents", nargs="+", default=["greedy", "mcts"], help="opponent agent specs")
     p.add_argument("--start", type=Path, default=None, metavar="FILE.npz",

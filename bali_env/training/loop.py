@@ -78,9 +78,21 @@ def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
                        critic_warmup=args.critic_warmup), ".pt"
     from sb3_contrib import MaskablePPO
 
-    return MaskablePPO("MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
-                       n_epochs=args.epochs, gamma=args.gamma, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
-                       verbose=0, policy_kwargs={"net_arch": net, "activation_fn": activation}), ".zip"
+    model = MaskablePPO("MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
+                        n_epochs=args.epochs, gamma=args.gamma, ent_coef=args.ent_coef, seed=args.seed, device="cpu",
+                        verbose=0, policy_kwargs={"net_arch": net, "activation_fn": activation})
+    model.set_logger(quiet_logger())  # until the run's own (make_logger): SB3's default makes a folder in /tmp
+    return model, ".zip"
+
+
+def quiet_logger() -> Any:
+    """An SB3 logger that writes nowhere. A model that learns without a logger of its own gets
+    SB3's default, which creates an empty folder ``SB3-<date-time>`` in the temporary directory
+    on every ``learn``; the models this package builds carry this one until a run gives them its
+    own (``make_logger``)."""
+    from stable_baselines3.common.logger import Logger
+
+    return Logger(folder=None, output_formats=[])
 
 
 def learn(model: Any, args: argparse.Namespace, on_step: Any) -> None:
@@ -194,6 +206,11 @@ class Session:
         """Seconds after the run's start at which training stops (``--minutes``; inf without)."""
         return self.args.minutes * 60 - self.reserve() if self.args.minutes > 0 else float("inf")
 
+    def bar_total(self) -> float:
+        """The training bar's total under ``--minutes``: the seconds after the run's start at which
+        training stops (``train_until``; now, when that moment has passed). The plan says it too."""
+        return max(self.train_until(), time.time() - self.start)
+
     def first_evaluation(self) -> bool:
         """Whether to evaluate before training: a fresh run that evaluates at all (its curve's first
         point), or one with a final evaluation to fit into ``--minutes`` and no timing yet."""
@@ -257,7 +274,8 @@ class Session:
         say(f"{COMMAND}: " + plan_line(
             minutes=args.minutes, steps=args.steps, train_seconds=left,
             final_games=args.final_eval_games, opponents=eval_opponents(args), final_seconds=final,
-            eval_seconds=self.every, eval_steps=eval_interval(args)), err=True)
+            eval_seconds=self.every, eval_steps=eval_interval(args),
+            train_until=self.bar_total() if args.minutes > 0 else None), err=True)
         warning = short_of_budget(args.minutes, final or 0.0) or spent(args.minutes, elapsed, left)
         if warning:
             say(f"{COMMAND}: {warning}", err=True)
@@ -276,8 +294,7 @@ class Session:
                 self.clock_schedule()  # a fifth of the training time left now
             self.announce()
             self.bar = ProgressBar(args, self.start, int(model.num_timesteps),
-                                   total=max(self.train_until(), time.time() - self.start) if args.minutes > 0
-                                   else None)
+                                   total=self.bar_total() if args.minutes > 0 else None)
             if not self.stop.now:
                 learn(model, args, self.on_step)
             self.bar.close()

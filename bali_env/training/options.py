@@ -82,12 +82,17 @@ def parents(name: str) -> list[argparse.ArgumentParser]:
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """argparse's defaults in the help, except ``--out``'s and those of flags without a default
-    value (their help says what happens without them)."""
+    value (their help says what happens without them); a whole number read as a float (``--steps``'
+    1e8) is shown as the integer (``100000000``, not ``100000000.0``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         if action.dest == "out" or action.default is None:
             return action.help
-        return super()._get_help_string(action)
+        text = super()._get_help_string(action)
+        default = action.default
+        if text is not None and isinstance(default, float) and default.is_integer():
+            text = text.replace("%(default)s", str(int(default)))
+        return text
 
 
 def add_shared(p: argparse.ArgumentParser, flags: str, *, name: str, checkpoint: str,
@@ -190,7 +195,7 @@ def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--out {str(args.out or OUT_PARENT)!r} is not writable ({probe} is not a writable folder)")
     if args.resume is None:
         try:
-            check_out_folder(args.out, what="training run", outputs=OUTPUTS, finished=_finished(args.out),
+            check_out_folder(args.out, what="training run", outputs=OUTPUTS, finished=finished_marker(args.out),
                              resumable=RESUMABLE_FILES, overwrite=getattr(args, "overwrite", False))
         except ValueError as exc:
             p.error(str(exc))
@@ -213,7 +218,7 @@ def layer_sizes(net: str) -> list[int]:
     return sizes if sizes and min(sizes) >= 1 else []
 
 
-def _finished(out: Path | None) -> str:
+def finished_marker(out: Path | None) -> str:
     """The file that marks a finished run in ``out``: ``summary.json``, unless it says the run
     was interrupted (then no file does: such a run is continued with ``--resume``)."""
     try:

@@ -40,14 +40,22 @@ def final_eval_text(games: int, opponents: Sequence[str], seconds: float | None)
 
 def plan_line(*, minutes: float, steps: float, train_seconds: float | None, final_games: int,
               opponents: Sequence[str], final_seconds: float | None, eval_seconds: float = 0.0,
-              eval_steps: float = math.inf) -> str:
+              eval_steps: float = math.inf, train_until: float | None = None) -> str:
     """The run's plan, announced before it trains: the budget (``--minutes``, the final evaluation
-    included, so ``train_seconds`` of training; or ``--steps``), the evaluations on the way (every
-    ``eval_seconds`` and every ``eval_steps``) and the final one (``final_seconds``, estimated
-    from the evaluations so far; None when not yet timed)."""
+    included, so ``train_seconds`` of training from now; or ``--steps``), the evaluations on the
+    way (every ``eval_seconds`` and every ``eval_steps``) and the final one (``final_seconds``,
+    estimated from the evaluations so far; None when not yet timed). ``train_until``: the seconds
+    after the run's start at which training stops, the total of the training bar (which counts
+    from the run's start): said first, so the plan and the bar show the same number."""
     if minutes > 0:
         parts = [f"{duration(minutes * 60)} in all (--minutes {minutes:g})"]
-        parts.append(f"training for about {duration(train_seconds or 0)}" if final_games else "all of it training")
+        if not final_games:
+            parts.append("all of it training")
+        elif train_until is None:
+            parts.append(f"training for about {duration(train_seconds or 0)}")
+        else:
+            parts.append(f"training until {duration(train_until)} into the run (about {duration(train_seconds or 0)} "
+                         "from now)")
     else:
         parts = [f"training for {steps:,.0f} env steps (--steps; no time limit)"]
     every = [f"every {duration(eval_seconds)}"] if eval_seconds > 0 else []

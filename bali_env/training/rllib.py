@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import argparse
 
+from bali_env.engine import flags
+
 from .entry import TrainingError, missing_modules, run_command
 from .options import HELP_EPILOG, RESUMABLE, HelpFormatter, add_shared, check_positive, parse
 from .options import parents as shared_parents
@@ -116,7 +118,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     """The RLlib trainer's flags as a parser of their own (what ``parse_args`` reads a command line
     with: ``bali train --framework rllib``'s arguments, ``--framework`` left out)."""
-    p = argparse.ArgumentParser(prog="bali train --framework rllib", parents=parents())
+    p = flags.Parser(prog="bali train --framework rllib", parents=parents())  # a bad flag: a one-line usage
     add_arguments(p)
     return p
 

@@ -83,6 +83,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from bali_env.engine.flags import Parser
+
 from .checkpoints import (
     CHECKPOINT,
     init_problem,
@@ -125,7 +127,7 @@ def defaults() -> argparse.Namespace:
 
 def _parser() -> argparse.ArgumentParser:
     """``bali train``'s flags as a parser of their own (what ``parse_args`` reads a command line with)."""
-    p = argparse.ArgumentParser(prog=COMMAND, parents=parents())
+    p = Parser(prog=COMMAND, parents=parents())  # a bad flag: a one-line usage, then the error
     add_arguments(p)
     return p
 

@@ -29,6 +29,41 @@ AFTER_ILLEGAL = 0.05  #: seconds bali waits after an illegal answer for a line t
 KEY_SHIFT = 11  #: a decision's 64-bit key is sent as its top 53 bits: an integer every JSON parser reads exactly
 
 
+#: the interpreter that runs a script, by its file name's ending (``not_executable_text``)
+INTERPRETERS = {".py": "python3", ".sh": "bash", ".bash": "bash", ".zsh": "zsh", ".js": "node", ".mjs": "node",
+                ".cjs": "node", ".ts": "npx tsx", ".rb": "ruby", ".pl": "perl", ".php": "php", ".lua": "lua",
+                ".r": "Rscript", ".jl": "julia", ".java": "java", ".exs": "elixir", ".tcl": "tclsh"}
+
+
+def _interpreter(path: Path) -> str | None:
+    """The interpreter that runs the script ``path``: its ``#!`` line's (``#!/usr/bin/env
+    python3``: python3), else the one of its ending (``INTERPRETERS``); None when unknown."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200).decode("utf-8", "replace").strip()
+    except OSError:
+        first = ""
+    if first.startswith("#!"):
+        words = first[2:].split()
+        if words and Path(words[0]).name == "env":
+            words = [w for w in words[1:] if not w.startswith("-")]
+        if words:
+            return " ".join([Path(words[0]).name, *words[1:]])
+    return INTERPRETERS.get(path.suffix.lower())
+
+
+def not_executable_text(program: str, path: Path) -> str:
+    """Why a ``cmd:`` program that is a file without the execute permission cannot run, and the two
+    ways out: ``chmod +x``, or the spec that runs it with its interpreter (``cmd:bash ./bot.sh`` for
+    a shell script, ``cmd:python3 ./bot.py`` for Python: ``_interpreter``)."""
+    chmod = f"chmod +x {shlex.quote(program)}"
+    interpreter = _interpreter(path)
+    if interpreter is None:
+        return f"program {program!r} is not executable (make it so: {chmod})"
+    spec = "cmd:" + " ".join([interpreter, shlex.quote(program)])
+    return f"program {program!r} is not executable ({chmod}, or run it with its interpreter: {spec!r})"
+
+
 def parse_command(command: str) -> list[str]:
     """The argv of a ``cmd:`` spec's command (``PROGRAM ARGS``, split as a POSIX shell would:
     quote an argument that holds spaces). ValueError for an empty or unparsable command, or a
@@ -45,8 +80,7 @@ def parse_command(command: str) -> list[str]:
         if not path.is_file():
             raise ValueError(f"program {program!r} does not exist")
         if not os.access(path, os.X_OK):
-            raise ValueError(f"program {program!r} is not executable (chmod +x, or run it with its interpreter: "
-                             f"'cmd:python3 {program}')")
+            raise ValueError(not_executable_text(program, path))
         argv[0] = str(path.resolve())
     else:
         found = shutil.which(program)

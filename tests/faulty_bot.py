@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A bot that breaks the protocol on purpose, for the fault tests: ``faulty_bot.py MODE EVERY``
+"""A bot that breaks the protocol on purpose, for the fault tests (a test helper, not in the wheel;
+``bali bench``'s hanging bot is ``first_legal_bot.py --hang-every 10``): ``faulty_bot.py MODE EVERY``
 plays a legal action (the first) except on every EVERY-th decision of a process, where it
 misbehaves as MODE says; ``faulty_bot.py MODE EVERY GAMES`` misbehaves instead at its decision
 number EVERY of every game whose id is a multiple of GAMES (the same games whatever the
