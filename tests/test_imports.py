@@ -155,24 +155,66 @@ def test_the_floor_check_sees_an_upward_and_a_sideways_import():
                                      "bali_env.training.loop": ["bali_env.bench.run"]}
 
 
-def test_the_wheel_installs_one_top_level_name(tmp_path):
-    """The wheel pip builds from this checkout holds one top-level name, ``bali_env`` (no
-    ``agents``, ``training`` or ``benchmarks`` beside it in a user's Python), with the data its
-    code reads: the shipped policies, the fonts, the replay page's assets, the web app's page."""
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory) -> list[str]:
+    """The file names in the wheel pip builds from this checkout (built once for the module)."""
     import subprocess
     import sys
     import zipfile
 
+    if not (ROOT / "pyproject.toml").is_file():
+        pytest.skip("no checkout beside the tests to build a wheel from (the installed wheel's tests)")
+    out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
-    (wheel,) = tmp_path.glob("bali_env-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+                    str(out), str(ROOT)], check=True, capture_output=True, timeout=300)
+    (wheel,) = out.glob("bali_env-*.whl")
+    return zipfile.ZipFile(wheel).namelist()
+
+
+def test_the_wheel_installs_one_top_level_name(wheel_names):
+    """The wheel pip builds from this checkout holds one top-level name, ``bali_env`` (no
+    ``agents``, ``training`` or ``benchmarks`` beside it in a user's Python), with the data its
+    code reads: the shipped policies, the fonts, the replay page's assets, the web app's page."""
+    names = wheel_names
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert top == {"bali_env"}
     for data in ("bali_env/agents/policies/bali_2p.npz", "bali_env/agents/policies/bali_4p.npz",
                  "bali_env/pictures/fonts/DejaVuSans-subset.ttf", "bali_env/pictures/assets/replay.js",
                  "bali_env/apps/web/static/index.html", "bali_env/py.typed"):
         assert data in names
+
+
+def files_for_tests_only(names: list[str]) -> list[str]:
+    """The files of ``bali_env`` in a list of wheel paths that only the tests use: a test module, a
+    conftest, a tests folder, or a bot that misbehaves on purpose (``faulty*``)."""
+    found = []
+    for name in names:
+        parts = name.split("/")
+        if parts[0] != "bali_env":
+            continue
+        if any(p in ("tests", "test", "testing") for p in parts[:-1]) or parts[-1] == "conftest.py" or \
+                parts[-1].startswith(("test_", "faulty")) or parts[-1].endswith("_test.py"):
+            found.append(name)
+    return found
+
+
+def test_the_wheel_holds_nothing_test_only(wheel_names):
+    """Nothing in the wheel is there for the tests alone (the fault tests' misbehaving bot lives in
+    ``tests/``); its Python files are the modules of ``bali_env`` in this checkout."""
+    assert files_for_tests_only(wheel_names) == []
+    shipped = {n for n in wheel_names if n.endswith(".py")}
+    source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "bali_env").rglob("*.py")}
+    assert shipped == source, f"in the wheel only: {sorted(shipped - source)} (a stale build/ folder? delete it); " \
+                              f"in the checkout only: {sorted(source - shipped)} (a folder without __init__.py?)"
+
+
+def test_the_test_only_check_sees_test_files():
+    """The check itself: a faulty bot, a test module, a conftest and a tests folder inside the
+    package are found; the package's own modules and the dist-info are not."""
+    names = ["bali_env/bench/faulty_bot.py", "bali_env/engine/test_rules.py", "bali_env/conftest.py",
+             "bali_env/tests/helper.py", "bali_env/bench/bots.py", "bali_env/arena/protocol/agent.py",
+             "bali_env-1.0.0.dist-info/RECORD"]
+    assert files_for_tests_only(names) == names[:4]
 
 
 @pytest.mark.parametrize("files, expected", [
