@@ -491,3 +491,20 @@ def test_a_program_that_is_not_executable_gets_the_interpreter_of_its_kind(tmp_p
         assert "interpreter" not in text
     else:
         assert text.endswith(f"run it with its interpreter: '{runs_it.format(program)}')")
+
+
+@pytest.mark.parametrize("answer, reason", [("illegal", "illegal"), ("raise", "crash")])
+def test_an_in_process_agent_that_always_fails_forfeits_every_game_in_one_process(tmp_path, answer, reason):
+    """With one worker (the tournament plays in this process, after a warm-up game that compiles
+    the kernels) a bot that answers an illegal action, or raises, from its first decision loses
+    each game, and the tournament goes on to the end (the warm-up never plays its answers)."""
+    bot = tmp_path / "bad.py"
+    bot.write_text("import numpy as np\nfrom bali_env.agents.random_agent import RandomAgent\n\n"
+                   "class Bad(RandomAgent):\n    name = 'bad'\n\n"
+                   "    def act_batch(self, o, m):\n"
+                   + ("        return np.argmin(m, axis=1)\n" if answer == "illegal" else
+                      "        raise RuntimeError('always')\n")
+                   + "\n    def act_batch_keyed(self, o, m, k):\n        return self.act_batch(o, m)\n")
+    result = run_tournament([f"{bot}:Bad", "random"], num_players=2, games=4, seed=2, workers=1, progress=False)
+    bad = next(p for p in result.participants if p["name"] == "bad")
+    assert bad["forfeits"][reason] == 4 and len(result.games) == 4

@@ -131,7 +131,8 @@ def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool,
             notice: CompileNotice | None = None) -> None:
     """Compile (or load from Numba's disk cache) every kernel a game between ``specs`` uses, in
     this process: the parts (``compile_parts``, each said ready to ``notice``), then deal a game,
-    let every agent decide a few times, step (anything the parts missed)."""
+    let every agent decide a few times, step with a legal move (anything the parts missed); an
+    agent that fails or answers an illegal action here is not held to it (it forfeits its games)."""
     from bali_env.envs.batched import BaliVectorEnv
 
     count = [0]
@@ -152,8 +153,9 @@ def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool,
         agents = agents or [make_agent("random", seed=0)]
         for _ in range(3):
             for agent in agents:
-                agent.act_batch(env.obs, env.action_masks)
-            env.step(agents[0].act_batch(env.obs, env.action_masks))
+                with contextlib.suppress(Exception):  # a failing bot forfeits when it plays, not here
+                    agent.act_batch(env.obs, env.action_masks)
+            env.step(np.argmax(env.action_masks, axis=1))  # a legal move, whatever the bots answered
 
 
 def _exit_with_parent(parent: int) -> None:
