@@ -16,7 +16,6 @@ faster); ``--out FILE`` also writes them as JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -105,10 +104,12 @@ def decision_rows(decisions: int) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Measure, print the table, and write it to ``--out`` when given."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.network", description=__doc__.splitlines()[0])
+    from bali_env.engine import flags
+
+    parser = flags.Parser(prog="python -m benchmarks.network", description=__doc__.splitlines()[0],
+                          parents=[flags.out("also write the figures to this JSON file")])
     parser.add_argument("--seconds", type=float, default=1.0, help="time spent on each forward figure (default 1)")
     parser.add_argument("--decisions", type=int, default=20, help="positions decided one at a time (default 20)")
-    parser.add_argument("--out", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 

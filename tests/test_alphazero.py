@@ -104,6 +104,7 @@ def test_the_gate_takes_a_network_whose_interval_clears_a_fair_share():
     assert not arena.decide(0.496, 2)["accepted"]  # 56.5% [49.6, 63.2] of 200: not better
 
 
+@pytest.mark.slow
 def test_the_gate_takes_the_stronger_network_and_not_the_weaker(tmp_path):
     """The shipped policy against an untrained network of the same shape: it passes the gate,
     and the untrained one does not pass against it."""
@@ -125,6 +126,7 @@ def test_the_gate_takes_the_stronger_network_and_not_the_weaker(tmp_path):
     assert {k: again[k] for k in up} == {**up, "accepted": True}  # the first match's figures stay
 
 
+@pytest.mark.slow
 def test_a_lucky_pass_is_not_confirmed(tmp_path):
     """A network against itself that passed one match by luck (a made-up 57.5% of 200 games, the
     top 2.5% of an even match): played again on other deals it wins about half, and the pooled
@@ -165,6 +167,7 @@ def test_the_confirmation_turns_down_a_third_of_the_lucky_passes_and_few_real_on
             "(in 2 players: 2.8% and 0.9%") in page and "40% passes 49.2% and 47.4% of the time" in page
 
 
+@pytest.mark.slow
 def test_the_run_takes_a_new_best_only_when_the_confirmation_holds(tmp_path, monkeypatch, capsys):
     """In the loop a gate that passes is confirmed on the ``confirm`` stream's deals: the new
     network becomes the best only if the pooled interval clears the share, and the log says so."""
@@ -257,12 +260,14 @@ def test_a_run_stopped_in_the_middle_and_resumed_is_the_run_not_stopped(straight
     assert json.loads((folder / "state.json").read_text())["generation"] == 2
 
 
+@pytest.mark.slow
 def test_local_workers_give_the_run_of_one_process(straight, tmp_path):
     folder = tmp_path / "two"
     Run(folder, Config(generations=2, **{**TINY, "workers": 2})).run()
     assert _fingerprint(folder) == straight
 
 
+@pytest.mark.slow
 def test_train_steps_0_is_self_play_only_by_the_start_network(straight, tmp_path):
     """``--train-steps 0``: every generation's self-play is the start network's (the rows of a
     run whose networks never passed the gate, as the straight run's did not), with no training,

@@ -85,7 +85,12 @@ def check_bali(env_fn: Callable[[], AECEnv], **kwargs: Any) -> dict[str, Any]:
     return check_env(env_fn, final_mask_empty=True, **hooks, **kwargs)
 
 
-@pytest.mark.parametrize("config", CONFIGURATIONS, ids=config_id)
+#: the configurations the fast suite checks (the smallest and the largest game); --slow checks all 12
+FAST_CONFIGURATIONS = ((2, False, False), (4, True, True))
+
+
+@pytest.mark.parametrize("config", [pytest.param(c, id=config_id(c), marks=() if c in FAST_CONFIGURATIONS
+                                                  else pytest.mark.slow) for c in CONFIGURATIONS])
 def test_check_env_every_configuration(config):
     """PettingZoo's api_test and seed_test plus two fully checked random games."""
     summary = check_bali(lambda: make(config), num_games=2, seed=100 * config[0] + 10 * config[1] + config[2])

@@ -294,6 +294,7 @@ def _serve(argv: list[str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_serve_prints_the_url_it_listens_on(tmp_path):
     """``bali serve --port 0``: the URL printed has the port the system gave, and the app answers
     there (before: ``http://127.0.0.1:0/``); a port taken: one line naming it, exit 2, no URL

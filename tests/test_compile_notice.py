@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
+import pytest
+
 from bali_env.arena import compile_share
 from bali_env.arena.run import _GameBar
 from bali_env.arena.workers import CompileNotice, _next_parts, compile_parts, part_label
@@ -104,6 +106,7 @@ def _library_run(cache: str) -> str:
     return out.stderr
 
 
+@pytest.mark.slow
 def test_the_library_says_once_that_it_compiles_and_nothing_once_cached(tmp_path):
     """Used from Python (no ``bali`` command), a first use that compiles says so in one line on
     stderr, once however many kernels compile (before: two minutes without a word); the next

@@ -279,6 +279,7 @@ def test_docgen_notices_a_stale_page(tmp_path, monkeypatch):
     assert D.main(["--check"]) == 1
 
 
+@pytest.mark.slow
 def test_nothing_points_outside_the_repository():
     """The rules live in docs/rules.md: no file cites a rules page or folder outside the repository."""
     offenders = []

@@ -41,6 +41,7 @@ def test_the_id_is_registered_by_importing_the_package():
     assert type(gymnasium.make_vec("bali_env/Bali-v0", num_envs=3)) is BaliGymVectorEnv
 
 
+@pytest.mark.slow
 def test_the_id_works_in_a_script_that_does_not_import_the_package():
     """``gymnasium.make`` in a script that imports only gymnasium (before: "Namespace bali_env not
     found"). The package declares a ``gymnasium.envs`` entry point: a Gymnasium that loads such

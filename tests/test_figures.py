@@ -43,14 +43,21 @@ def test_the_research_notes_are_checked():
     assert {"docs/research/alphazero.md", "docs/research/training-history.md", "docs/training.md"} <= names
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_quoted_win_rate_comes_from_a_result_file(page):
-    """A win rate with its interval outside a history passage must be one that a claim's files
-    give (so a rerun with other results, or a typo, fails here)."""
+@pytest.fixture(scope="module")
+def known_figures() -> set:
+    """Every win rate a kept result file gives (read once for all the pages)."""
     known = {figures.figure(claim) for claim in figures.CLAIMS}
     known |= {figures.exploit_figure(run) for run in figures.exploit_runs()}  # the kept best responses
     known |= figures.example_figures()  # the kept runs of the examples
     known |= figures.az_figures()  # the kept bali az runs and their tournaments
+    return known
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_quoted_win_rate_comes_from_a_result_file(page, known_figures):
+    """A win rate with its interval outside a history passage must be one that a claim's files
+    give (so a rerun with other results, or a typo, fails here)."""
+    known = known_figures
     stale = [f for f in figures.quoted_figures(page.read_text()) if f not in known]
     assert not stale, f"{page.name} quotes figures no result file gives: {stale}"
 

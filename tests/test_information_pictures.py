@@ -110,14 +110,16 @@ def assert_seat_cannot_tell(rec_a, rec_b, hider):
     assert replay_html(rec_a, reveal=True, title=TITLE) != replay_html(rec_b, reveal=True, title=TITLE)  # control
 
 
-@pytest.mark.parametrize("config", [(2, False, False), (3, False, True), (4, True, False)])
+@pytest.mark.parametrize("config", [(2, False, False), pytest.param((3, False, True), marks=pytest.mark.slow),
+                                    pytest.param((4, True, False), marks=pytest.mark.slow)])
 def test_a_face_down_offering_never_shows(config):
     rec_a, rec_b, hider = branch_records(config, face_down, face_down_choices, seed=10 * config[0])
     assert len(rec_a["actions"]) > 20
     assert_seat_cannot_tell(rec_a, rec_b, hider)
 
 
-@pytest.mark.parametrize("config", [(2, True, False), (3, True, True), (4, True, False)])
+@pytest.mark.parametrize("config", [(2, True, False), pytest.param((3, True, True), marks=pytest.mark.slow),
+                                    pytest.param((4, True, False), marks=pytest.mark.slow)])
 def test_an_oracle_take_never_shows(config):
     rec_a, rec_b, hider = branch_records(config, oracle_pair, oracle_choices, seed=7 * config[0])
     assert_seat_cannot_tell(rec_a, rec_b, hider)
@@ -136,7 +138,7 @@ def _game_to_the_end(n: int, deck: list[int]) -> dict:
     return env.game_record(["greedy"] * n)
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_the_undealt_cards_never_show_to_the_end(n):
     """Decks that differ only in the last two cards (never dealt): every seat's pages, the
     public page and the revealed page are byte-identical, final scoring included."""

@@ -111,6 +111,7 @@ def test_a_refused_league_makes_no_folder(tmp_path, monkeypatch, capsys):
     assert (folder / "league.json").is_file() and not (folder / ".lock").exists()
 
 
+@pytest.mark.slow
 def test_a_finished_league_is_replaced_only_with_overwrite(tmp_path, capsys):
     """The one rule for --out: a finished league is refused (nothing touched), --overwrite
     replaces it whole, an unfinished one continues with --resume OUT."""

@@ -139,6 +139,7 @@ def test_the_messages_bali_sends_are_the_bytes_the_docs_show():
 
 
 # ----------------------------------------------------------------------------- the example bots
+@pytest.mark.slow
 def test_the_example_bots_play_tournaments_to_the_end(tmp_path):
     node()
     out = tmp_path / "t"
@@ -155,6 +156,7 @@ def test_the_example_bots_play_tournaments_to_the_end(tmp_path):
     assert "forfeits" in table and "mean move" in table
 
 
+@pytest.mark.slow
 def test_a_bot_seeded_from_the_key_plays_the_same_games_whatever_the_workers(tmp_path):
     runs = [run_tournament([PY_BOT, "random"], num_players=2, games=6, seed=8, workers=w, out_dir=tmp_path / str(w),
                            progress=False) for w in (1, 2)]
@@ -164,7 +166,7 @@ def test_a_bot_seeded_from_the_key_plays_the_same_games_whatever_the_workers(tmp
 
 # ----------------------------------------------------------------------------- faults
 @pytest.mark.parametrize("mode, reason, says", [
-    ("hang", "timeout", "no answer within 0.5 s"),
+    pytest.param("hang", "timeout", "no answer within 0.5 s", marks=pytest.mark.slow),  # waits out its clock
     ("crash", "crash", "exited with code 3"),
     ("illegal", "illegal", "action 99 is not legal"),
     ("garbage", "protocol", "not JSON"),
@@ -253,6 +255,7 @@ def test_a_bot_that_answers_start_loses_by_protocol_not_one_decision_behind(tmp_
     assert all("a line sent when no answer was due" in g["forfeit"]["detail"] for g in result.games)
 
 
+@pytest.mark.slow
 def test_faults_in_some_games_leave_the_others_whole_and_resume(tmp_path):
     """A bot that crashes at its 5th decision of every third game: exactly those games are lost,
     the others finish; an interrupted run resumes to the very same results."""
@@ -428,6 +431,7 @@ def test_a_command_agent_outside_a_tournament():
     assert os.environ.get("PATH")  # the program was found on it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fields, expected", [
     (None, ["decision", "game", "key", "legal", "observation", "time_left", "type", "view"]),
     ([], ["decision", "game", "key", "legal", "time_left", "type"]),

@@ -118,6 +118,7 @@ def test_a_bot_dies_with_the_process_that_started_it(hanging_bot, sig):
     assert survivors(bot) == []
 
 
+@pytest.mark.slow
 def test_a_bot_closed_or_killed_takes_its_children_along(hanging_bot):
     """``kill`` and ``close`` end the bot's whole process group (the child it started too)."""
     script, pids = hanging_bot
@@ -156,7 +157,7 @@ def _tournament(script: Path, pids: Path, workers: int, out: Path) -> subprocess
 
 
 @pytest.mark.parametrize("sig, workers", [
-    pytest.param(signal.SIGKILL, 1, id="SIGKILL-1-worker"),
+    pytest.param(signal.SIGKILL, 1, marks=pytest.mark.slow, id="SIGKILL-1-worker"),
     pytest.param(signal.SIGKILL, 2, marks=pytest.mark.slow, id="SIGKILL-2-workers"),
     pytest.param(signal.SIGTERM, 2, marks=pytest.mark.slow, id="SIGTERM-2-workers"),
     pytest.param(signal.SIGINT, 2, marks=pytest.mark.slow, id="SIGINT-2-workers"),

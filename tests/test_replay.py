@@ -327,6 +327,7 @@ def test_the_record_model_reads_what_the_env_writes():
             parse_record(not_a_record)
 
 
+@pytest.mark.slow
 def test_a_pipe_closed_early_ends_quietly(tmp_path):
     """``bali replay GAME --all | head``: the reader goes away after one line; the command ends
     with exit code 141 (a shell's for SIGPIPE), nothing on stderr (before: a BrokenPipeError

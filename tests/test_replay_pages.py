@@ -110,6 +110,7 @@ def test_the_end_of_a_replay_explains_the_final_scoring_as_bali_play_does(seat):
     assert '<pre id="scoring" hidden>' in page and "scoring.hidden = step !== last" in page
 
 
+@pytest.mark.slow
 def test_small_text_in_a_gif_is_spaced_as_the_svg_says():
     """At the GIF's scales the text is drawn large and scaled down, so that glyphs keep the
     font's spacing (hinted whole-pixel advances drew "colum n"): a frame at half size stays close
@@ -158,6 +159,7 @@ def test_seat_page_holds_that_seats_view(tmp_path):
     assert ">you<" in first
 
 
+@pytest.mark.slow
 def test_gif_has_a_frame_per_step(tmp_path):
     pytest.importorskip("resvg_py", reason="the render extra is not installed")
     from PIL import Image

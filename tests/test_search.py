@@ -54,6 +54,7 @@ def test_mcts_plays_legal_moves_deterministically():
     assert play(5) == play(5)
 
 
+@pytest.mark.slow
 def test_mcts_beats_random():
     """A small fixed-seed match: 300 simulations per move win at least 9 of 10 two-player games
     against the random agent (seats alternate)."""

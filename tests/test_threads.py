@@ -29,6 +29,7 @@ def test_a_decision_keeps_blas_to_one_thread_and_restores_both_pools(monkeypatch
     assert numba.get_num_threads() == numba_before and _blas_threads() == blas_before
 
 
+@pytest.mark.slow
 def test_idle_cores_sees_other_busy_processes():
     """Beside one spinning process per usable core, no core is idle: a search steps down to one
     thread instead of waiting for one."""

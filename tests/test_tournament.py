@@ -311,6 +311,7 @@ def test_in_a_balanced_round_robin_more_wins_never_rank_lower(seed):
                 assert a["rating"]["elo"] == pytest.approx(b["rating"]["elo"], abs=1e-3)
 
 
+@pytest.mark.slow
 def test_a_real_round_robin_ranks_by_wins():
     """The newcomer's case: a balanced 2-player round robin of four agents; the table's order
     never puts more wins below fewer."""
@@ -459,6 +460,7 @@ def test_a_rejected_command_prints_one_line_and_leaves_nothing(tmp_path, monkeyp
         assert "not a policy file: expected the .npz that bali train writes" in err
 
 
+@pytest.mark.slow
 def test_two_runs_started_at_once_write_two_complete_folders(tmp_path):
     """Two tournaments started together in the same folder (same second): each gets its own
     results folder (a -2 suffix on collision), both complete."""
@@ -521,6 +523,7 @@ class FirstLegal(Agent):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_your_own_bot_from_a_file_plays_a_tournament(tmp_path, workers):
     """--agents FILE.py:Class[:settings] builds the class from the file, in worker processes too."""
@@ -554,6 +557,7 @@ class OneThread(FirstLegal):
 '''
 
 
+@pytest.mark.slow
 def test_worker_processes_keep_one_blas_thread_each(tmp_path, monkeypatch):
     """Two workers on two cores: each worker's BLAS pool has one thread (two pools spinning made the
     network agents 8x slower), and the parent's environment is left as it was."""
@@ -567,6 +571,7 @@ def test_worker_processes_keep_one_blas_thread_each(tmp_path, monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "2" and "MKL_NUM_THREADS" not in os.environ
 
 
+@pytest.mark.slow
 def test_a_script_without_the_main_guard_fails_with_pythons_explanation(tmp_path):
     """A script that starts a 2-worker tournament at import time (no ``if __name__ == "__main__":``):
     each spawned worker imports it again and cannot start workers of its own. The run fails with
@@ -607,6 +612,7 @@ def test_a_bot_is_listed_by_its_own_name_and_its_settings(tmp_path):
                                                                 f"firstbot ({a})#2"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_results_do_not_depend_on_workers_or_batching(num_players):
     """Agents draw their randomness per decision (seed, game, seat, decision number), so the same
@@ -626,6 +632,7 @@ def _stats(out):
     return data["participants"], data["games"]
 
 
+@pytest.mark.slow
 def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path, capsys):
     """Finished games go to OUT/journal.jsonl; a journal cut short (a last line half written
     included) resumes to exactly the results of the uninterrupted run."""
@@ -654,6 +661,7 @@ def test_resume_plays_only_the_missing_games_and_gives_the_same_results(tmp_path
     assert not (tmp_path / "c").exists()  # a refused run leaves nothing behind
 
 
+@pytest.mark.slow
 def test_a_finished_run_is_replaced_only_with_overwrite(tmp_path, capsys):
     """One rule for --out (``bali_env.files.check_out_folder``): a folder holding a finished run
     is refused (exit 2, one line naming --overwrite, nothing touched; before: replaced, with a
@@ -781,6 +789,7 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
     assert [set(k.signatures) for k in kernels] == compiled
 
 
+@pytest.mark.slow
 def test_the_example_bot_follows_the_guide_and_beats_random():
     """agents/my_bot.py (docs/bots.md's worked example) plays from its file spec in 2 worker
     processes, with a setting, and beats random."""
@@ -793,6 +802,7 @@ def test_the_example_bot_follows_the_guide_and_beats_random():
     assert mine["games"] == 40 and mine["win_rate"] > 0.5
 
 
+@pytest.mark.slow
 def test_a_short_run_of_fast_agents_plays_in_process_once_compiled(capsys):
     """At most QUICK_GAMES games of batched agents with their kernels compiled play in this
     process (starting workers would take longer than the games), and say nothing of compiling;
@@ -897,6 +907,7 @@ def _outlive_sigterm() -> None:
     time.sleep(600)
 
 
+@pytest.mark.slow
 def test_stopping_the_workers_kills_one_that_outlives_sigterm():
     """``_stop`` terminates the workers, then kills one still there after 5 s: multiprocessing
     joins its children at exit with no time limit, so it would hold the tournament's exit."""

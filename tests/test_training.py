@@ -632,7 +632,8 @@ def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypa
         agent.act(obs[0], masks[0])
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("num_players", [2, pytest.param(3, marks=pytest.mark.slow),
+                                         pytest.param(4, marks=pytest.mark.slow)])
 def test_shipped_ppo_policies_play_without_torch(num_players):
     """The shipped policies are valid exports for their player count (3 players: the 4-player
     file, cut to three seats) and play legal moves by the NumPy forward pass: torch is not

@@ -314,6 +314,7 @@ def layout_problems(parts: list[str]) -> list[str]:
 LABELS = ["player_0 (greedy)", "player_1 (mcts:sims=200)", "player_2 (random)", "player_3 (ppo)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [2, 4])
 def test_no_text_is_cut_or_overlaps_in_any_frame(n):
     """Every frame of whole games (every seat's view and the public one, the final scoring

@@ -59,7 +59,7 @@ def main(out: Path) -> dict[str, str]:
         for spec in ("ppo", "ppo:deterministic=false", "ppo+search:sims=32", "ppo+search:sims=32,gumbel=4"):
             keys = np.arange(len(obs), dtype=np.uint64) + np.uint64(7)
             found[f"{spec}-{n}p"] = digest(make_agent(spec, seed=3).act_batch_keyed(obs, masks, keys))
-    run_tournament(["ppo", "ppo+search:sims=16", "greedy"], num_players=3, games=6, seed=4, workers=1, out_dir=out,
+    run_tournament(["ppo", "ppo+search:sims=16", "greedy"], num_players=3, games=3, seed=4, workers=1, out_dir=out,
                    progress=False, save_records=True)
     journal = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
     games = sorted(({k: v for k, v in g.items() if k != "move_times"} for g in journal[1:]), key=lambda g: g["game"])
