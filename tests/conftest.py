@@ -1,5 +1,5 @@
-"""Test-suite options: ``python -m pytest`` runs the fast tests (under 90 s on 2 cores with a warm
-Numba cache); ``python -m pytest --slow`` runs everything (CI and the README's test command, with
+"""Test-suite options: ``python -m pytest`` runs the fast tests (about two minutes on 2 cores with a
+warm Numba cache); ``python -m pytest --slow`` runs everything (CI and the README's test command, with
 ``-n auto``: pytest-xdist's workers, each taking whole modules, the Ray ones together).
 
 With ``BALI_NO_SKIPS=1`` (``.ci/run`` sets it) a test that skips for any reason but ``slow``
@@ -8,6 +8,7 @@ With ``BALI_NO_SKIPS=1`` (``.ci/run`` sets it) a test that skips for any reason 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Declare the ``slow`` marker."""
+    """Declare the ``slow`` marker; where the suite was started with SIGINT ignored (a background
+    job of a non-interactive shell), catch it again, so that the programs the tests start (which
+    then get SIGINT's default) can be interrupted as a user interrupts them."""
     config.addinivalue_line("markers", "slow: a long test, run only with --slow")
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def module_scope(nodeid: str) -> str:
