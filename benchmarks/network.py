@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         rows = forward_rows(args.seconds) + decision_rows(args.decisions)
     for r in rows:
         r["ratio"] = r["fixed"] / r["blas"]
-        print(f"{r['what']:<58} fixed {r['fixed']:9.1f}  blas {r['blas']:9.1f} {r['unit']:<14} ratio {r['ratio']:.2f}")
+        print(f"{r['what']:<58} fixed {r['fixed']:9.3g}  blas {r['blas']:9.3g} {r['unit']:<14} ratio {r['ratio']:.2f}")
     if args.out:
         from bali_env.files import replace_when_done
 

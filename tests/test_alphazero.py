@@ -238,6 +238,7 @@ def straight(tmp_path_factory):
     return _fingerprint(folder)
 
 
+@pytest.mark.slow
 def test_a_run_stopped_in_the_middle_and_resumed_is_the_run_not_stopped(straight, tmp_path, monkeypatch):
     """Stopped after the first chunk of generation 2's self-play, then resumed: every network,
     learner state, buffer file, gate and curve result is the same, bit for bit."""

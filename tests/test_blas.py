@@ -142,3 +142,18 @@ def test_seat_shares_are_a_softmax_or_a_sigmoid():
     one = network.seat_shares(np.array([[0.0], [np.log(3.0)]]), 3)
     np.testing.assert_allclose(one, [[0.5, 0.25, 0.25], [0.75, 0.125, 0.125]], rtol=1e-6)
     assert network.seat_shares(np.array([[0.0]])).shape == (1, 1)
+
+
+def test_a_layer_refuses_shapes_that_do_not_fit():
+    """The kernel does no bounds checking: ``dense`` (and so ``mlp`` and a policy's ``forward``)
+    refuses an input, weights or bias that do not fit, and an unknown activation, before it."""
+    x, w, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32), np.ones(2, np.float32)
+    assert network.dense(x, w, b, "relu").shape == (3, 2)
+    for bad in ((np.ones((3, 5)), w, b), (x, w, np.ones(3)), (np.ones(4), w, b), (x, np.ones(4), b)):
+        with pytest.raises(ValueError, match="do not fit"):
+            network.dense(*bad, None)
+    with pytest.raises(ValueError, match="activation"):
+        network.dense(x, w, b, "sigmoid")
+    policy = ExportedPolicy(shipped_policy(2))
+    with pytest.raises(ValueError, match="do not fit"):
+        policy.forward(np.ones((2, 100), np.float32))

@@ -116,8 +116,14 @@ def dense_numpy(x: np.ndarray, w: np.ndarray, b: np.ndarray, relu: bool) -> np.n
 
 def dense(x: np.ndarray, w: np.ndarray, b: np.ndarray, activation: str | None) -> np.ndarray:
     """One layer ``activation(x @ w + b)`` in the fixed order (the module docstring): ``x``
-    float32 [N, IN] (C-contiguous), ``w`` float32 [IN, OUT], ``b`` float32 [OUT];
-    ``activation`` ``"relu"``, ``"tanh"`` or None. Returns float32 [N, OUT]."""
+    [N, IN], ``w`` [IN, OUT], ``b`` [OUT] (as float32); ``activation`` ``"relu"``, ``"tanh"`` or
+    None. Returns float32 [N, OUT]. ValueError for shapes that do not fit or another activation
+    (checked before the kernel, which does no bounds checking)."""
+    if activation not in (None, *ACTIVATIONS):
+        raise ValueError(f"activation must be one of {ACTIVATIONS} or None, got {activation!r}")
+    x, w, b = (np.ascontiguousarray(a, dtype=np.float32) for a in (x, w, b))
+    if x.ndim != 2 or w.ndim != 2 or b.shape != (w.shape[1],) or x.shape[1] != w.shape[0]:
+        raise ValueError(f"x [N, IN], w [IN, OUT] and b [OUT] do not fit: x {x.shape}, w {w.shape}, b {b.shape}")
     relu = activation == "relu"
     if numba.config.DISABLE_JIT:
         y = dense_numpy(x, w, b, relu)
