@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from test_imports import import_origin
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -108,12 +109,7 @@ def _imports(path: Path, module: str, top_only: bool) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                origin = ".".join(base + ([node.module] if node.module else []))
-            else:
-                origin = node.module or ""
+            origin = import_origin(module, path, node)
             names.add(origin)
             names |= {f"{origin}.{alias.name}" for alias in node.names}
     return {n for n in names if n and n != "__future__"}

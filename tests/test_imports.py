@@ -41,16 +41,21 @@ def project_modules(root: Path = ROOT) -> dict[str, Path]:
     return modules
 
 
+def import_origin(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute dotted name a ``from ... import`` statement of ``module`` (the file ``path``)
+    imports from, its relative dots resolved."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> list[str]:
     """The dotted names one import statement loads (``from pkg import sub`` loads ``pkg.sub``)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
-    if node.level:
-        base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-        base = base[: len(base) - (node.level - 1)]
-        origin = ".".join(base + ([node.module] if node.module else []))
-    else:
-        origin = node.module or ""
+    origin = import_origin(module, path, node)
     submodules = [f"{origin}.{alias.name}" for alias in node.names if f"{origin}.{alias.name}" in modules]
     return submodules + ([origin] if len(submodules) < len(node.names) else [])
 
