@@ -512,3 +512,11 @@ def test_an_in_process_agent_that_always_fails_forfeits_every_game_in_one_proces
     result = run_tournament([f"{bot}:Bad", "random"], num_players=2, games=4, seed=2, workers=1, progress=False)
     bad = next(p for p in result.participants if p["name"] == "bad")
     assert bad["forfeits"][reason] == 4 and len(result.games) == 4
+
+
+def test_the_guide_says_what_an_illegal_answer_does():
+    """docs/bots.md says what the tests above show: an illegal answer or an exception forfeits that
+    game and the tournament goes on (it said the tournament stopped)."""
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "bots.md").read_text().split())
+    assert "An illegal answer (or an exception) forfeits that game" in text
+    assert "the tournament goes on" in text and "stops a tournament" not in text
