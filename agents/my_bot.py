@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bali_env.agents import Agent
+from bali_env.bots import Agent
 from bali_env import ACTION_NAMES, decode_observation
 from bali_env.engine.ids import CARD_SHORT
 

@@ -24,7 +24,6 @@ categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``, 
 from __future__ import annotations
 
 import os
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 # Numba's OpenMP threads busy-wait between parallel regions by default; on a shared or small
@@ -32,19 +31,17 @@ from typing import Any
 # Passive waiting is set before the OpenMP runtime starts (a value you set yourself wins).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from . import engine  # noqa: E402
-from .envs import bali_v0  # noqa: E402
-from .envs.bali_v0 import env, raw_env  # noqa: E402
-from .engine.contract import action_to_str, state_dict  # noqa: E402
-from .engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, N_ACTIONS  # noqa: E402
-from .engine.obs_spec import OBS_DIM, observation_slot_names  # noqa: E402
-from .engine.decode import ObservationView, decode_observation  # noqa: E402
-from .pictures.svg import render_svg  # noqa: E402
+from bali_env import engine  # noqa: E402
+from bali_env.envs import bali_v0  # noqa: E402
+from bali_env.envs.bali_v0 import env, raw_env  # noqa: E402
+from bali_env.engine.contract import action_to_str, state_dict  # noqa: E402
+from bali_env.engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, N_ACTIONS  # noqa: E402
+from bali_env.engine.obs_spec import OBS_DIM, observation_slot_names  # noqa: E402
+from bali_env.engine.decode import ObservationView, decode_observation  # noqa: E402
+from bali_env.pictures.svg import render_svg  # noqa: E402
+from bali_env.release import VERSION  # noqa: E402
 
-try:
-    __version__ = version("bali-env")
-except PackageNotFoundError:
-    __version__ = "0.0.0+unknown"
+__version__ = VERSION
 
 __all__ = [
     "ACTION_NAMES",
@@ -67,7 +64,7 @@ __all__ = [
 ]
 
 
-from .envs.registration import GYMNASIUM_ID  # noqa: E402 - ``gymnasium.make(GYMNASIUM_ID)``: one learner's seat against bots
+from bali_env.versus.registration import GYMNASIUM_ID  # noqa: E402 - ``gymnasium.make(GYMNASIUM_ID)``: one learner's seat against bots
 
 #: names this package exports from a module imported only when the name is first used: name -> module
 _LAZY = {"BaliVectorEnv": "bali_env.envs.batched"}
@@ -93,8 +90,8 @@ def __dir__() -> list[str]:
 def _register() -> None:
     """Register the environments with Gymnasium (``gymnasium.make("bali_env/Bali-v0")`` and
     ``gymnasium.make_vec``: importing ``bali_env`` is all it takes) and ``bali_v0`` with
-    PettingZoo's registry when the installed PettingZoo has one (``envs.registration``)."""
-    from .envs.registration import register_envs
+    PettingZoo's registry when the installed PettingZoo has one (``versus.registration``)."""
+    from bali_env.versus.registration import register_envs
 
     register_envs()
 

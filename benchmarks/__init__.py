@@ -1,6 +1,6 @@
 """The repository's benchmark scripts (not installed; run them from a clone's root with
 ``python -m benchmarks.NAME``). The measurements themselves are ``bali bench``
-(``bali_env.bench``).
+(``bali_env.speed``).
 
 - ``figures``: the README's and the docs' tables, written from the kept runs in ``docs/results/``;
 - ``rerun``: play those kept tournaments again from their own configuration;

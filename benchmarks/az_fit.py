@@ -58,7 +58,7 @@ def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarr
     """Train ``learner`` ``steps`` steps on ``train`` (its rows read in ``orders`` if given:
     ``Learner.train``), measuring ``held_out`` before and every ``every`` steps; the curve, the
     best points, and the actor and value layers at their best."""
-    from bali_env.training.alphazero.learn import _pairs
+    from bali_env.trainers.alphazero.learn import _pairs
 
     curve = [{"step": 0, **learner.evaluate(held_out), "train_policy_loss": None, "train_value_loss": None}]
     best = {"policy": (curve[0]["policy_loss"], 0, _pairs(learner.actor)),
@@ -112,9 +112,9 @@ def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_
             lr: float | None = None, permute_columns: bool = False) -> dict[str, Any]:
     """The fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the run's own
     unless given; the symmetry fit with ``permute_columns``)."""
-    from bali_env.agents.ppo import ExportedPolicy
-    from bali_env.training.alphazero import buffer
-    from bali_env.training.alphazero.learn import HIDDEN, Learner
+    from bali_env.bots.ppo import ExportedPolicy
+    from bali_env.trainers.alphazero import buffer
+    from bali_env.trainers.alphazero.learn import HIDDEN, Learner
 
     config = json.loads((run / "config.json").read_text())
     kept = generations(run)
@@ -154,7 +154,7 @@ def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_
         print(line(f"data, window {window}", result), flush=True)
         out["data"].append({"window": window, **{k: v for k, v in result.items() if k != "layers"}})
     if permute_columns:
-        from bali_env.agents.features import features_for_input, input_permutation
+        from bali_env.bots.features import features_for_input, input_permutation
         from bali_env.engine import O_VARIANTS, column_orders
 
         features = features_for_input(train["input"].shape[1])
@@ -205,8 +205,8 @@ def table(result: dict[str, Any]) -> str:
 
 def _export(result: dict[str, Any], learner: Any, path: Path, run: Path, window: int) -> None:
     """Write a fit's best actor and best value head as a policy ``.npz``."""
-    from bali_env.agents.ppo import write_policy
-    from bali_env.training.alphazero.learn import _load_pairs
+    from bali_env.bots.ppo import write_policy
+    from bali_env.trainers.alphazero.learn import _load_pairs
 
     _load_pairs(learner.actor, result["layers"]["actor"])
     _load_pairs(learner.value, result["layers"]["value"])
@@ -275,7 +275,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Fit, print, and write ``--out`` / ``--plot`` / ``--export`` if given."""
-    from bali_env.engine import flags
+    from bali_env import flags
     from bali_env.engine.validate import arg_type, check_int
 
     parser = flags.Parser(prog="python -m benchmarks.az_fit", description=__doc__.split("\n\n")[0],

@@ -47,7 +47,7 @@ REPEAT_STREAM = 0x2545F4914F6CDD1D
 def repeat_seeds(seed: int, repeats: int) -> list[int]:
     """The seed each repeat's ``decision_keys`` are drawn from: the first self-play's own, the
     others independent of it and of the deals."""
-    from bali_env.arena.schedule import deal_seed
+    from bali_env.engine.seeds import deal_seed
 
     return [seed] + [deal_seed(seed ^ REPEAT_STREAM, r) for r in range(1, repeats)]
 
@@ -94,12 +94,12 @@ def play(policy: Any, config: dict[str, Any], games: int, repeats: int, sims: li
     [R, M, A] for the s-th descents)."""
     from threadpoolctl import threadpool_limits
 
-    from bali_env.agents.base import decision_keys
-    from bali_env.agents.puct import PolicySearchAgent
-    from bali_env.arena.schedule import deal_seed
+    from bali_env.engine.seeds import decision_keys
+    from bali_env.bots.puct import PolicySearchAgent
+    from bali_env.engine.seeds import deal_seed
     from bali_env.engine import N_DECISIONS, O_DECISION
     from bali_env.envs.batched import BaliVectorEnv
-    from bali_env.training.alphazero.selfplay import policy_target
+    from bali_env.trainers.alphazero.selfplay import policy_target
 
     players, gumbel = int(config["players"]), int(config["gumbel"])
     target = "improved" if gumbel else config.get("target", "visits")  # as selfplay.job_for sets it
@@ -145,7 +145,7 @@ def measure(run: Path, games: int, repeats: int, sims: list[int] | None, seed: i
             policy_path: Path | None = None) -> dict[str, Any]:
     """The figures for ``run`` (its ``config.json``; its ``best.npz`` unless ``policy_path``):
     one entry per descents, the run's own first."""
-    from bali_env.agents.ppo import ExportedPolicy
+    from bali_env.bots.ppo import ExportedPolicy
 
     config = json.loads((run / "config.json").read_text())
     path = policy_path or run / "best.npz"
@@ -216,7 +216,7 @@ def decisions_table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Play, search, print the table, and write ``--out`` if given."""
-    from bali_env.engine import flags
+    from bali_env import flags
     from bali_env.engine.validate import arg_type, check_int
 
     parser = flags.Parser(prog="python -m benchmarks.az_targets", description=__doc__.split("\n\n")[0],

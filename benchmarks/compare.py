@@ -2,7 +2,7 @@
 benchmarks.compare --base REV``.
 
 The other commit is checked out into a temporary git worktree; the same measurements as ``bali
-bench`` (with this checkout's harness, ``bali_env/bench/run.py``, for both sides: the AEC env,
+bench`` (with this checkout's harness, ``bali_env/speed/run.py``, for both sides: the AEC env,
 ``BaliVectorEnv`` at N = 1, 64, 1024, 8192, the rollout kernel on 1 and all threads) then run in
 fresh processes, alternating base and current ``--rounds`` times (in ABBA order, so that neither
 side always runs first) after one untimed warm-up each (Numba compiles into each tree's own
@@ -94,7 +94,7 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the options, compare, print the table and write ``compare.json``."""
-    from bali_env.engine import flags
+    from bali_env import flags
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.splitlines()[0],
                                      parents=[flags.out("output folder of compare.json (default: %(default)s)",

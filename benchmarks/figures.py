@@ -409,7 +409,7 @@ def exploit_table() -> str:
     return "\n".join(lines)
 
 
-#: every way into the game, for docs/environment.md: (``bali_env.bench.ways`` key, the way, its
+#: every way into the game, for docs/environment.md: (``bali_env.speed.ways`` key, the way, its
 #: construction, its conventions)
 WAY_ROWS = [
     ("pettingzoo_aec", "PettingZoo AEC", "`import bali_env`; `bali_env.env(num_players=2)`",
@@ -422,7 +422,7 @@ WAY_ROWS = [
      '`import gymnasium, bali_env`; `gymnasium.make_vec("bali_env/Bali-v0", num_envs=256)`',
      "the batched engine, opponents inside the batch; `NEXT_STEP` autoreset (or `SAME_STEP`: "
      "`infos[\"final_obs\"]`); `infos[\"action_mask\"]`; an illegal move ends that game with -1"),
-    ("sb3_vec_env", "SB3 VecEnv", '`from bali_env.versus.sb3 import BaliSB3VecEnv` (the `train` extra); '
+    ("sb3_vec_env", "SB3 VecEnv", '`from bali_env.versus.sb3_vecenv import BaliSB3VecEnv` (the `train` extra); '
      '`BaliSB3VecEnv(256, "random")`',
      "SB3's convention: the next game at once, `terminal_observation` in the info; `env_method(\"action_masks\")`"),
     ("batched", "pgx-style batch", "`from bali_env import BaliVectorEnv`; `BaliVectorEnv(1024, num_players=2)`",
@@ -435,11 +435,11 @@ WAY_ROWS = [
 
 
 def ways_table() -> str:
-    """docs/environment.md's table of every way in, with the kept ``bali_env.bench.ways`` run."""
+    """docs/environment.md's table of every way in, with the kept ``bali_env.speed.ways`` run."""
     run = load("ways")
     ways = run["ways"]
     lines = [f"Speed: {run['players']}-player games, uniform random legal actions, "
-             f"`python -m bali_env.bench.ways` (`docs/results/ways.json`; vector envs {run['vector_envs']} games).", "",
+             f"`python -m bali_env.speed.ways` (`docs/results/ways.json`; vector envs {run['vector_envs']} games).", "",
              "| way in | construction | conventions | speed |", "|---|---|---|---:|"]
     for key, way, construction, conventions in WAY_ROWS:
         r = ways[key]
@@ -455,9 +455,9 @@ def ways_table() -> str:
 
 def busy_table() -> str:
     """docs/benchmarks.md's table of a search decision quiet and beside a competing process, both
-    timed in one run (``python -m bali_env.bench.search --out docs/results/search-busy.json``)."""
+    timed in one run (``python -m bali_env.speed.search --out docs/results/search-busy.json``)."""
     run = load("search-busy")
-    lines = ["Measured by `python -m bali_env.bench.search --out docs/results/search-busy.json` "
+    lines = ["Measured by `python -m bali_env.speed.search --out docs/results/search-busy.json` "
              "(`docs/results/search-busy.json`), quiet and busy in the same run, milliseconds a decision one at "
              "a time in 2 players:", "", "| agent | quiet | beside a competing process | busy / quiet |",
              "|---|---|---|---:|"]

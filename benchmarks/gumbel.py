@@ -24,9 +24,9 @@ CONSIDERED = 16  #: the actions Gumbel's root considers (Gumbel MuZero's default
 
 def measure(players: int, games: int, budgets: list[int], workers: int = 2) -> list[dict[str, Any]]:
     """One row per (budget, root): win rate against the shipped ``ppo`` with its interval, and seconds."""
-    from bali_env.agents import make_agent
-    from bali_env.training.alphazero.arena import match
-    from bali_env.training.alphazero.loop import Config
+    from bali_env.bots import make_agent
+    from bali_env.trainers.alphazero.gate import match
+    from bali_env.trainers.alphazero.generations import Config
 
     leaves = Config().leaves
     make_agent(f"ppo+search:sims=2,leaves=2,gumbel={CONSIDERED}").compile_kernels()
@@ -61,7 +61,7 @@ def table(matches: list[dict[str, Any]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, write the JSON."""
-    from bali_env.engine import flags
+    from bali_env import flags
 
     p = flags.Parser(prog="python -m benchmarks.gumbel", description=__doc__.split("\n\n")[0],
                      parents=[flags.players(2), flags.games(400, "games per match"), flags.workers(2),

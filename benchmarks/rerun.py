@@ -71,7 +71,7 @@ def first_win_rate(doc: dict[str, Any]) -> str:
 def rerun(path: Path, work_dir: Path = WORK_DIR, progress: bool = True) -> tuple[str, str]:
     """Replay the kept file ``path`` in ``work_dir/NAME`` (going on from its journal if there is one)
     and move the new results into place; returns the first participant's win rate before and after."""
-    from bali_env.arena.run import run_tournament
+    from bali_env.arena.tournament import run_tournament
     from bali_env.files import write_text
 
     old = json.loads(path.read_text())
@@ -86,7 +86,7 @@ def rerun(path: Path, work_dir: Path = WORK_DIR, progress: bool = True) -> tuple
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: replay the matching files (see the module docstring); exit 2 on a bad pattern."""
-    from bali_env.engine import flags
+    from bali_env import flags
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.rerun", description=__doc__.split("\n\n")[0],
                                 parents=[flags.progress()])

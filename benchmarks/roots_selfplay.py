@@ -19,9 +19,9 @@ ROOTS = (16, 0)  #: ``--gumbel`` of the two roots: Gumbel's over 16 actions, PUC
 
 def measure(players: int, games: int, rounds: int, sims: int) -> dict[str, Any]:
     """Seconds and positions of each root's self-play, per round and in all."""
-    from bali_env.agents.ppo import ExportedPolicy, shipped_policy
-    from bali_env.training.alphazero.loop import Config, selfplay_job
-    from bali_env.training.alphazero.selfplay import play_chunk
+    from bali_env.bots.ppo import ExportedPolicy, shipped_policy
+    from bali_env.trainers.alphazero.generations import Config, selfplay_job
+    from bali_env.trainers.alphazero.selfplay import play_chunk
 
     policy = ExportedPolicy(shipped_policy(players))
     jobs = {g: selfplay_job(Config(players=players, sims=sims, gumbel=g), policy, 0) for g in ROOTS}
@@ -57,7 +57,7 @@ def summary(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, and write ``--out`` if given."""
-    from bali_env.engine import flags
+    from bali_env import flags
     from bali_env.engine.validate import arg_type, check_int
 
     parser = flags.Parser(prog="python -m benchmarks.roots_selfplay", description=__doc__.split("\n\n")[0],

@@ -24,7 +24,7 @@ def configs() -> dict[str, dict[str, Any]]:
     """name -> settings: ``default`` is ``bali train``'s defaults (MaskablePPO), ``lean`` the same
     with ``--trainer lean``, ``lean-obs`` that without the input features (``--features none``),
     ``previous`` the 64-game configuration."""
-    from bali_env.training.train import defaults
+    from bali_env.trainers.ppo_selfplay.train import defaults
 
     d = defaults()
     default = {"trainer": d.trainer, "envs": d.envs, "n_steps": d.n_steps, "batch_size": d.batch_size,
@@ -43,12 +43,12 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
     """PPO env steps/s of configuration ``name`` (``configs()``) against the mix ``opponents``."""
     import torch
 
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
-    from bali_env.training.loop import make_model
-    from bali_env.training.pool import OpponentPool, make_policy_opponent, opponent_weights
-    from bali_env.training.train import defaults
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.trainers.ppo_selfplay.loop import make_model
+    from bali_env.trainers.ppo_selfplay.pool import OpponentPool, make_policy_opponent, opponent_weights
+    from bali_env.trainers.ppo_selfplay.train import defaults
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     c = configs()[name]
     weights = opponent_weights(opponents)
@@ -86,10 +86,10 @@ def measure(name: str, steps: int, opponents: str, players: int, seed: int = 0) 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure both configurations against both mixes, print a table and JSON."""
-    from bali_env.training.pool import opponent_weights
-    from bali_env.training.train import defaults
+    from bali_env.trainers.ppo_selfplay.pool import opponent_weights
+    from bali_env.trainers.ppo_selfplay.train import defaults
 
-    from bali_env.engine import flags
+    from bali_env import flags
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0],
                                 parents=[flags.players(2)])

@@ -1,4 +1,4 @@
-"""The greedy heuristic agent (bali_env/agents/greedy/): its altar table, legal actions only in every configuration and
+"""The greedy heuristic agent (bali_env/bots/greedy/): its altar table, legal actions only in every configuration and
 decision type, the clear-cut decisions of hand-built positions, determinism given its seed, and a
 (deterministic) strength check against the random agent."""
 
@@ -34,9 +34,9 @@ from scenario import (
 )
 
 import bali_env
-from bali_env.agents import make_agent
-from bali_env.agents.greedy import GreedyAgent
-from bali_env.agents.random_agent import RandomAgent
+from bali_env.bots import make_agent
+from bali_env.bots.greedy import GreedyAgent
+from bali_env.bots.random_agent import RandomAgent
 from bali_env.envs.api_check import CONFIGURATIONS
 
 DECISIONS = {"take_offering", "play", "offer_face_up", "offer_face_down", "offer_supply", "refill", "oracle",
@@ -54,7 +54,7 @@ def greedy_action(g: Game, seat: int, seed: int = 0) -> int:
 def test_pattern_table_gives_the_engine_altar_values_everywhere():
     """The heuristic's sign-pattern table gives the engine's altar values for every small altar,
     and ``expected_values`` is the mean of the engine's values over the sampled random altars."""
-    from bali_env.agents.greedy.altar import CUM, PATTERN_VALUES, expected_values, pattern_key
+    from bali_env.bots.greedy.altar import CUM, PATTERN_VALUES, expected_values, pattern_key
     from bali_env.engine import altar_values
 
     counts = np.array(list(itertools.product(range(6), repeat=4)), dtype=np.int64)

@@ -1,4 +1,4 @@
-"""``bali az`` (``bali_env.training.alphazero``): the targets are the games' own decisions, visit
+"""``bali az`` (``bali_env.trainers.alphazero``): the targets are the games' own decisions, visit
 shares and final shares; a chunk plays the same alone or with others; the buffer keeps its
 window; the gate takes the stronger network and not the weaker; a run stopped in the middle and
 resumed ends bit for bit as one that was not stopped; local workers, the in-process run and Ray
@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+from bali_env.bots.ppo import ExportedPolicy, shipped_policy
 from bali_env.apps.cli import main as cli_main
-from bali_env.arena.schedule import deal_seed
-from bali_env.training.alphazero import arena, buffer
-from bali_env.training.alphazero.learn import Learner
-from bali_env.training.alphazero.loop import Config, Run
-from bali_env.training.alphazero.selfplay import job_for, play_chunk, targets
-from bali_env.training.alphazero.workers import Pool
+from bali_env.engine.seeds import deal_seed
+from bali_env.trainers.alphazero import buffer, gate
+from bali_env.trainers.alphazero.learn import Learner
+from bali_env.trainers.alphazero.generations import Config, Run
+from bali_env.trainers.alphazero.selfplay import job_for, play_chunk, targets
+from bali_env.trainers.alphazero.dispatch import Pool
 
 torch = pytest.importorskip("torch")
 
@@ -99,9 +99,9 @@ def test_the_buffer_keeps_the_last_window_of_generations(tmp_path):
 
 
 def test_the_gate_takes_a_network_whose_interval_clears_a_fair_share():
-    assert arena.decide(0.501, 2)["accepted"] and not arena.decide(0.5, 2)["accepted"]
-    assert arena.decide(0.26, 4) == {"needed": 0.25, "accepted": True}
-    assert not arena.decide(0.496, 2)["accepted"]  # 56.5% [49.6, 63.2] of 200: not better
+    assert gate.decide(0.501, 2)["accepted"] and not gate.decide(0.5, 2)["accepted"]
+    assert gate.decide(0.26, 4) == {"needed": 0.25, "accepted": True}
+    assert not gate.decide(0.496, 2)["accepted"]  # 56.5% [49.6, 63.2] of 200: not better
 
 
 @pytest.mark.slow
@@ -109,17 +109,17 @@ def test_the_gate_takes_the_stronger_network_and_not_the_weaker(tmp_path):
     """The shipped policy against an untrained network of the same shape: it passes the gate,
     and the untrained one does not pass against it."""
     weak = Learner.scratch(2, 1e-3, seed=0).policy()
-    from bali_env.agents.ppo import write_policy
+    from bali_env.bots.ppo import write_policy
 
     weights, meta = weak.arrays()
     write_policy(weights, meta, tmp_path / "weak.npz", value=weak.value_arrays())
     strong = shipped_policy(2)
-    up = arena.gate(strong, tmp_path / "weak.npz", 2, 20, seed=3, workers=1)
-    down = arena.gate(tmp_path / "weak.npz", strong, 2, 20, seed=3, workers=1)
+    up = gate.gate(strong, tmp_path / "weak.npz", 2, 20, seed=3, workers=1)
+    down = gate.gate(tmp_path / "weak.npz", strong, 2, 20, seed=3, workers=1)
     assert up["accepted"] and up["win_rate"] >= 0.8
     assert not down["accepted"] and down["win_rate"] <= 0.2
     assert down["ci_low"] <= down["win_rate"] <= down["ci_high"]
-    again = arena.confirm(up, strong, tmp_path / "weak.npz", 2, seed=4, workers=1)
+    again = gate.confirm(up, strong, tmp_path / "weak.npz", 2, seed=4, workers=1)
     c = again["confirm"]
     assert again["accepted"] and c["games"] == up["games"] and c["pooled_games"] == 2 * up["games"]
     assert c["pooled_win_rate"] == pytest.approx((up["win_rate"] + c["win_rate"]) / 2)
@@ -134,10 +134,10 @@ def test_a_lucky_pass_is_not_confirmed(tmp_path):
     from bali_env.arena.stats import wilson_interval
 
     low, high = wilson_interval(115, 200)
-    lucky = {"games": 200, "win_rate": 0.575, "ci_low": low, "ci_high": high, **arena.decide(low, 2)}
+    lucky = {"games": 200, "win_rate": 0.575, "ci_low": low, "ci_high": high, **gate.decide(low, 2)}
     assert lucky["accepted"]
     same = shipped_policy(2)
-    again = arena.confirm(lucky, same, same, 2, seed=5, workers=1)
+    again = gate.confirm(lucky, same, same, 2, seed=5, workers=1)
     c = again["confirm"]
     assert 0.4 < c["win_rate"] < 0.6 and c["pooled_games"] == 400
     assert (c["pooled_ci_low"], c["pooled_ci_high"]) == pytest.approx(wilson_interval(115 + c["win_rate"] * 200, 400))
@@ -153,9 +153,9 @@ def test_the_confirmation_turns_down_a_third_of_the_lucky_passes_and_few_real_on
     def passes(p, games, players):
         pmf = [comb(games, k) * p ** k * (1 - p) ** (games - k) for k in range(games + 1)]
         match = [{"games": games, "win_rate": k / games} for k in range(games + 1)]
-        first = [arena.decide(wilson_interval(k, games)[0], players)["accepted"] for k in range(games + 1)]
+        first = [gate.decide(wilson_interval(k, games)[0], players)["accepted"] for k in range(games + 1)]
         both = sum(pmf[a] * pmf[b] for a in range(games + 1) if first[a] for b in range(games + 1)
-                   if arena.decide(arena.pool(match[a], match[b])["pooled_ci_low"], players)["accepted"])
+                   if gate.decide(gate.pool(match[a], match[b])["pooled_ci_low"], players)["accepted"])
         return round(100 * sum(p for p, ok in zip(pmf, first, strict=True) if ok), 1), round(100 * both, 1)
 
     from bali_env.arena.stats import wilson_interval
@@ -180,7 +180,7 @@ def test_the_run_takes_a_new_best_only_when_the_confirmation_holds(tmp_path, mon
         return {"games": games, "win_rate": rate, "ci_low": low, "ci_high": high}
 
     from bali_env.arena.stats import wilson_interval
-    from bali_env.training.alphazero.loop import seed_for
+    from bali_env.trainers.alphazero.generations import seed_for
 
     monkeypatch.setattr(arena, "match", scripted)
     folder = tmp_path / "run"
@@ -335,7 +335,7 @@ def test_bad_flags_are_one_line_and_write_nothing(tmp_path, capsys, monkeypatch,
 def test_init_shipped_without_the_file_says_to_start_from_scratch(tmp_path, capsys, monkeypatch):
     """``--init shipped`` (the default) where the policies folder lacks the player count's file:
     one line naming ``--init scratch``, nothing written."""
-    import bali_env.agents.ppo as ppo
+    import bali_env.bots.ppo as ppo
 
     monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path / "policies")
     with pytest.raises(SystemExit) as exc:
@@ -364,7 +364,7 @@ def test_the_improved_policy_completes_unvisited_actions_with_the_mixed_value():
     network value 0: the mixed value is (0 + 5 * (0.4 * 1 + 0.4 * 0.5) / 0.8) / (1 + 5) = 0.625;
     the completed q (1, 0.5, 0.625) are rescaled to [0, 1] (1, 0, 0.25) and scaled by
     (50 + 4) * 0.1 = 5.4."""
-    from bali_env.training.alphazero.selfplay import improved_policy
+    from bali_env.trainers.alphazero.selfplay import improved_policy
 
     root = {"visits": np.array([[4, 1, 0, 0]]), "q": np.array([[1.0, 0.5, np.nan, np.nan]]),
             "prior": np.array([[0.4, 0.4, 0.2, 0.0]]), "value": np.array([0.0])}
@@ -392,7 +392,7 @@ def _choices(players: int, seeds: range) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_root_noise_changes_the_search_and_keeps_each_row_its_own(chunk):
-    from bali_env.agents.puct import PolicySearchAgent
+    from bali_env.bots.puct import PolicySearchAgent
 
     policy = ExportedPolicy(shipped_policy(2))
     obs, masks = _choices(2, range(6))
@@ -518,7 +518,7 @@ def test_the_kept_runs_are_records_and_the_docs_show_their_files(monkeypatch, na
     rates = ", ".join(f"{100 * float(r['gate_win_rate']):.1f}" for r in rows[:listed])
     assert f"| 1-{listed} | {rates}% of 200 games against generation 0" in page
     from bali_env.apps.cli import parse_command
-    from bali_env.training.alphazero import command
+    from bali_env.trainers.alphazero import command
 
     # the saved settings read as --resume reads them; az2p-sims400's --init file (az2p-gumbel's
     # generation 9) is not kept under that path: it is the shipped bali_2p.npz
@@ -539,7 +539,7 @@ def test_the_second_runs_gates_in_the_docs_are_its_log():
 def test_sequential_halving_follows_mctx_schedule():
     """Four actions and 20 descents: 2 phases; 2 visits each to the 4, then the best 2 share the
     rest (mctx's get_sequence_of_considered_visits); one action: every descent to it."""
-    from bali_env.agents.puct_search import halving_schedule
+    from bali_env.bots.puct_search import halving_schedule
 
     np.testing.assert_array_equal(halving_schedule(4, 20), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7])
     np.testing.assert_array_equal(halving_schedule(1, 5), np.arange(5))
@@ -550,7 +550,7 @@ def test_the_halving_choice_takes_the_best_scaled_q_among_the_actions_due():
     """A root whose four children have 1, 1, 1 and 2 visits, mean win shares 0.2, 0.9, 0.5, 1.0,
     equal Gumbel scores: the descent due at visit count 1 takes action 1 (the best q among the
     three with one visit), not action 3 (two visits); with action 1's score 10 lower, action 2."""
-    from bali_env.agents.puct_search import _halving_choice
+    from bali_env.bots.puct_search import _halving_choice
 
     child = np.full((6, 44), -1, dtype=np.int32)
     child[0, :4] = [1, 2, 3, 4]
@@ -573,8 +573,8 @@ def test_a_gumbel_root_spends_its_descents_as_sequential_halving_says():
     """At every root the visits, sorted, are the schedule's (as many actions reach v + 1 visits as
     the schedule has descents due at v); the action chosen is among the most visited; a row
     searched alone is searched the same; the agent plays the search's choice."""
-    from bali_env.agents.puct import PolicySearchAgent
-    from bali_env.agents.puct_search import halving_schedule
+    from bali_env.bots.puct import PolicySearchAgent
+    from bali_env.bots.puct_search import halving_schedule
 
     policy = ExportedPolicy(shipped_policy(2))
     obs, masks = _choices(2, range(8))
@@ -596,9 +596,9 @@ def test_a_gumbel_root_spends_its_descents_as_sequential_halving_says():
 def test_gumbel_self_play_plays_the_search_choice_and_keeps_the_improved_policy():
     """The first kept decision of a Gumbel self-play game, searched again with its key: the move
     played is the search's choice and the policy row its improved policy."""
-    from bali_env.agents.base import decision_keys
-    from bali_env.agents.puct import PolicySearchAgent
-    from bali_env.training.alphazero.selfplay import improved_policy
+    from bali_env.engine.seeds import decision_keys
+    from bali_env.bots.puct import PolicySearchAgent
+    from bali_env.trainers.alphazero.selfplay import improved_policy
 
     policy = ExportedPolicy(shipped_policy(2))
     job = job_for(policy, 2, seed=5, sims=16, c=1.5, leaves=4, temp_moves=6, noise=(0.5, 0.25), gumbel=8)
@@ -679,7 +679,7 @@ def test_rows_read_in_another_column_order_train_as_the_rows_moved(chunk):
     """``Learner.train(orders=...)`` reads each batch row through the maps of an order drawn from
     its own stream: with one order, the steps are those on the rows moved beforehand (the same
     batches, bit for bit); with the 24 orders, other steps."""
-    from bali_env.agents.features import features_for_input, input_permutation
+    from bali_env.bots.features import features_for_input, input_permutation
     from bali_env.engine import column_orders
 
     _, rows = chunk
@@ -950,7 +950,7 @@ def test_the_targets_benchmark_refuses_bad_flags(targets_run, capsys, argv, says
 
 def test_the_targets_benchmark_needs_a_run_and_a_value_head(targets_run, tmp_path, capsys):
     from benchmarks import az_targets
-    from bali_env.agents.ppo import write_policy
+    from bali_env.bots.ppo import write_policy
 
     with pytest.raises(SystemExit) as exc:
         az_targets.main([str(tmp_path)])

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from bali_env.apps.cli import main as cli_main
-from bali_env.bench.run import _table, bench_figure
+from bali_env.speed.run import _table, bench_figure
 
 AEC_ROWS = ["bali_v0", "bali_v0+oracle+demon", "pettingzoo:connect_four_v3", "pettingzoo:texas_holdem_v4",
             "open_spiel:hearts", "open_spiel:crazy_eights"]  #: the AEC loops bali bench runs, in table order
@@ -166,8 +166,8 @@ def test_bad_options_stop_before_anything_is_measured_or_created(tmp_path, capsy
     (["--decisions", "0"], "--decisions"),
 ])
 def test_search_bench_refuses_bad_options_before_timing(capsys, argv, says):
-    """``python -m bali_env.bench.search``: exit code 2 naming the option, nothing timed or printed."""
-    from bali_env.bench import search
+    """``python -m bali_env.speed.search``: exit code 2 naming the option, nothing timed or printed."""
+    from bali_env.speed import search
 
     with pytest.raises(SystemExit) as exc:
         search.main(argv)
@@ -179,7 +179,7 @@ def test_search_bench_refuses_bad_options_before_timing(capsys, argv, says):
 def test_search_bench_lines_name_the_player_count_and_keep_the_goal_for_two():
     """The 20 ms goal is the 2-player one: a 4-player line gives its players and no goal; results
     written before ``--players`` read as 2-player ones."""
-    from bali_env.bench.search import summary
+    from bali_env.speed.search import summary
 
     row = {"settings": {"sims": 800}, "ms_per_decision": 31.25, "ms_per_decision_batched": 4.5, "batch": 64}
     four, old = summary({"ppo+search": {**row, "players": 4}}), summary({"ppo+search": row})
@@ -193,7 +193,7 @@ def test_search_bench_out_keeps_quiet_and_busy_figures_of_one_run(tmp_path, monk
     table reads a file of that shape (busy / quiet from the same run)."""
     import datetime
 
-    from bali_env.bench import search
+    from bali_env.speed import search
 
     row = {"players": 2, "settings": {"sims": 800}, "ms_per_decision": 40.0, "ms_per_decision_batched": 20.0,
            "ms_per_decision_busy": 50.0, "decisions": 1, "batch": 64}

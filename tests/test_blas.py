@@ -1,6 +1,6 @@
 """Decisions that do not hang on the BLAS build, the CPU or the thread count.
 
-The policy network's numbers are computed in one fixed order (``bali_env.agents.network``), so
+The policy network's numbers are computed in one fixed order (``bali_env.bots.network``), so
 the shipped agents' logits, values and decisions, and a tournament's games, are the same bits
 under every OpenBLAS kernel and thread count (``tests/probes/decisions.py`` run in subprocesses
 under several), on another CPU's Numba code (``--slow``: ``NUMBA_CPU_NAME=generic``), and equal
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bali_env.agents import network
-from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+from bali_env.bots import network
+from bali_env.bots.ppo import ExportedPolicy, shipped_policy
 
 PROBE = Path(__file__).parent / "probes" / "decisions.py"
 GOLDEN = Path(__file__).parent / "golden" / "decisions.json"

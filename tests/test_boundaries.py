@@ -159,7 +159,7 @@ AGENT_FUZZ = textwrap.dedent("""
     import numpy as np
     import bali_env
     from bali_env import engine as C
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     rng = np.random.default_rng(int(sys.argv[1]))
     obs, masks = [], []
@@ -244,7 +244,7 @@ def test_a_game_count_beyond_memory_is_refused_before_anything_is_allocated():
 def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
     """The single-agent env takes the AEC env's seeds (any int, negative ones too), refuses other
     seeds with TypeError before anything changes, and a bool is not a learner seat."""
-    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.bots.random_agent import RandomAgent
     from bali_env.versus.single import BaliSingleAgentEnv
 
     env = BaliSingleAgentEnv(RandomAgent(seed=0), num_players=2, learner_seat=0)
@@ -272,7 +272,7 @@ def test_single_agent_env_refuses_a_bad_seed_or_seat_cleanly():
 ])
 def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
     """make_agent refuses a bad setting with the setting's name, before any search runs."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     with pytest.raises(error, match=says):
         make_agent(spec)
@@ -280,7 +280,7 @@ def test_bad_agent_specs_say_what_is_wrong(spec, error, says):
 
 def test_a_spec_says_true_and_false_as_words():
     """``ppo:deterministic=false`` samples (the word was read as a non-empty string, so true)."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)
@@ -300,7 +300,7 @@ def test_a_spec_says_true_and_false_as_words():
 @pytest.mark.parametrize("bad", ["nan", "inf", "huge", "short", "zeros", "slot248", "mask2"])
 def test_agents_refuse_observations_the_game_cannot_produce(bad):
     """The reports that used to crash or hang the search: each is a ValueError for every agent."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=0)
@@ -367,7 +367,7 @@ def test_a_failed_first_reset_leaves_the_env_not_reset():
 def test_single_agent_env_after_an_opponent_raises_needs_a_reset():
     """An opponent that raises leaves the game at its turn: the learner's next step is refused
     (it would otherwise be applied to the opponent's seat) until reset()."""
-    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.bots.random_agent import RandomAgent
     from bali_env.versus.single import BaliSingleAgentEnv
 
     class Faulty(RandomAgent):

@@ -48,7 +48,7 @@ def test_ctrl_c_is_one_line(monkeypatch, capsys):
 
 def test_train_without_the_train_extra_is_one_line(monkeypatch, capsys, tmp_path):
     """bali train checks its flags, then its packages, before anything is written."""
-    import bali_env.training.train as train_module
+    import bali_env.trainers.ppo_selfplay.train as train_module
 
     monkeypatch.setattr(train_module, "missing_packages", lambda trainer: ["torch"])
     monkeypatch.setattr(train_module, "train", lambda args: pytest.fail("train() must not start"))
@@ -74,11 +74,11 @@ def test_demo_refuses_bad_options_before_playing(bad, capsys):
 
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the flags several commands share (``bali_env.engine.flags``)
+#: the flags several commands share (``bali_env.flags``)
 SHARED_FLAGS = ("--players", "--oracle", "--demon", "--seed", "--games", "--workers", "--move-time", "--game-time",
                 "--out", "--overwrite", "--progress")
 #: the commands that write an output folder: one rule for --out (``bali_env.files.check_out_folder``)
-#: and --overwrite in each (train and exploit: their own helper adds it, ``bali_env.training``)
+#: and --overwrite in each (train and exploit: their own helper adds it, ``bali_env.trainers``)
 OUT_FOLDER_COMMANDS = ("tournament", "league", "bench")
 
 
@@ -138,7 +138,7 @@ def test_a_shared_flag_means_the_same_in_every_command():
 
 def test_a_shared_flag_is_declared_once():
     """No ``add_argument("--seed", ...)`` (nor a flag table entry) for a shared flag anywhere but
-    ``bali_env/engine/flags.py``: every command and tool takes it from there."""
+    ``bali_env/flags.py``: every command and tool takes it from there."""
     declared: dict[str, list[str]] = {flag: [] for flag in SHARED_FLAGS}
     for path in sorted([*(ROOT / "bali_env").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -150,7 +150,7 @@ def test_a_shared_flag_is_declared_once():
                          if isinstance(k, ast.Constant) and isinstance(v, ast.Dict)]
             for flag in set(names) & set(SHARED_FLAGS):
                 declared[flag].append(str(path.relative_to(ROOT)))
-    assert declared == {flag: ["bali_env/engine/flags.py"] for flag in SHARED_FLAGS}
+    assert declared == {flag: ["bali_env/flags.py"] for flag in SHARED_FLAGS}
 
 
 def test_building_the_parser_and_the_help_stay_light():
@@ -271,7 +271,7 @@ def test_every_command_writing_an_output_folder_takes_overwrite():
 def test_bench_refuses_an_out_holding_a_finished_benchmark(tmp_path, capsys):
     """``bali bench --out OUT`` with an earlier bench.json there: refused before anything is
     measured (before: replaced); ``--overwrite`` lets it through."""
-    import bali_env.bench.run as bench
+    import bali_env.speed.run as bench
 
     (tmp_path / "bench.json").write_text("{}")
     with pytest.raises(SystemExit) as exc:
@@ -326,7 +326,7 @@ def test_serve_prints_the_url_it_listens_on(tmp_path):
         "another --port, or --port 0 for a free one\n"
 
 
-BUGGY_BOT = '''from bali_env.agents.random_agent import RandomAgent
+BUGGY_BOT = '''from bali_env.bots.random_agent import RandomAgent
 
 
 class Buggy(RandomAgent):

@@ -9,7 +9,7 @@ import multiprocessing as mp
 import pytest
 
 from bali_env.arena import compile_share
-from bali_env.arena.run import _GameBar
+from bali_env.arena.tournament import _GameBar
 from bali_env.arena.workers import CompileNotice, _next_parts, compile_parts, part_label
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.ppo import ExportedPolicy, write_policy
-from bali_env.agents.puct import PolicySearchAgent
-from bali_env.training import distil
+from bali_env.bots.ppo import ExportedPolicy, write_policy
+from bali_env.bots.puct import PolicySearchAgent
+from bali_env.trainers.finetune import distil
 from bali_env.apps.cli import main as cli_main
-from bali_env.training.distil import fingerprint, fit_actor, label, positions
+from bali_env.trainers.finetune.distil import fingerprint, fit_actor, label, positions
 
 
 def main(argv):

@@ -102,7 +102,7 @@ def test_the_pages_show_commands():
     shown = [label for label, _ in COMMANDS]
     assert any(label.startswith("README.md: bali tournament") for label in shown)
     assert any("docs/training.md: bali train" in label for label in shown)
-    assert any("python -m bali_env.training.curve" in label for label in shown)
+    assert any("python -m bali_env.trainers.evaluation.curve" in label for label in shown)
     assert any(label.startswith("training/README.md: bali fit-value") for label in shown)
 
 
@@ -220,7 +220,7 @@ def test_quick_start_compiles_nothing_from_empty_caches(monkeypatch):
     """The README's first command is a run that plays interpreted while the kernels are not cached
     (a short run of cheap agents: no compiling, so it ends within seconds on a first run)."""
     from bali_env.apps.cli import build_parser
-    from bali_env.arena import run as arena_run
+    from bali_env.arena import tournament as arena_run
     from bali_env.envs import batched
 
     args = build_parser().parse_args(_quick_start()[1:])

@@ -51,10 +51,10 @@ def test_the_id_works_in_a_script_that_does_not_import_the_package():
     import sys
     from importlib.metadata import entry_points
 
-    from bali_env.envs.registration import GYMNASIUM_MAKE_ID, register_envs
+    from bali_env.versus.registration import GYMNASIUM_MAKE_ID, register_envs
 
     plugin = [ep for ep in entry_points(group="gymnasium.envs") if ep.name == "bali_env"]
-    assert [ep.value for ep in plugin] == ["bali_env.envs.registration:register_envs"], "pip install -e . again"
+    assert [ep.value for ep in plugin] == ["bali_env.versus.registration:register_envs"], "pip install -e . again"
     assert plugin[0].load() is register_envs
     plugins = hasattr(gymnasium.envs.registration, "load_plugin_envs")
     env_id = bali_env.GYMNASIUM_ID if plugins else GYMNASIUM_MAKE_ID
@@ -73,7 +73,7 @@ def test_registering_is_idempotent_and_needs_only_gymnasiums_registry():
     import sys
 
     code = ("import warnings; warnings.simplefilter('error'); import gymnasium, bali_env\n"
-            "from bali_env.envs.registration import GYMNASIUM_ID, register_envs\n"
+            "from bali_env.versus.registration import GYMNASIUM_ID, register_envs\n"
             "spec = gymnasium.registry[GYMNASIUM_ID]; register_envs(); register_envs()\n"
             "assert gymnasium.registry[GYMNASIUM_ID] is spec\n"
             "del gymnasium.registry[GYMNASIUM_ID]\n"
@@ -232,7 +232,7 @@ def test_an_illegal_learner_action_ends_that_game_only():
 def test_the_sb3_vec_env_gives_terminal_observations_under_vec_monitor():
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     venv = VecMonitor(BaliSB3VecEnv(6, "random", seed=3))
     obs = venv.reset()
@@ -329,7 +329,7 @@ def test_openspiels_ismcts_and_rl_environment_play_it():
 def test_opponents_decide_the_same_unchecked(spec):
     """The vector env hands its opponents its own buffers unchecked (``act_batch_unchecked``):
     the same choices as the checked ``act_batch`` of an agent seeded the same way."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
     from bali_env.envs.batched import BaliVectorEnv
 
     games = BaliVectorEnv(16, num_players=2, seed=3)

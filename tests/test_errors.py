@@ -375,7 +375,7 @@ def test_an_unknown_agent_names_the_specs_as_written_and_a_close_one(spec, guess
     """An unknown agent: "did you mean" the closest kind, and every spec known as one writes it
     (before: ['cmd', 'greedy', ..., 'sb3'], where cmd and sb3 need a program and a path, and no
     FILE.py:Class)."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     with pytest.raises(ValueError) as exc:
         make_agent(spec)
@@ -387,7 +387,7 @@ def test_an_unknown_agent_names_the_specs_as_written_and_a_close_one(spec, guess
 
 def test_a_file_bot_without_its_py_is_pointed_to_it(tmp_path, monkeypatch):
     """``mybot:MyBot`` where ``mybot.py`` is here: did you mean ``mybot.py:Class``."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mybot.py").write_text("")

@@ -1,4 +1,4 @@
-"""The policy input features (bali_env/agents/features.py): they are the greedy heuristic's own estimates
+"""The policy input features (bali_env/bots/features.py): they are the greedy heuristic's own estimates
 of the observation (its choice is always among the marked best actions, its scores give the
 score features), row by row independent of the batch, zero at the end of a game, and bad input
 is refused with a message."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.features import (
+from bali_env.bots.features import (
     F_BEST,
     F_LEAD,
     F_NOW_VALUES,
@@ -23,10 +23,10 @@ from bali_env.agents.features import (
     features_for_input,
     policy_input,
 )
-from bali_env.agents.greedy import GreedyAgent
-from bali_env.agents.greedy.decide import greedy_scores
-from bali_env.agents.greedy.slots import new_workspace
-from bali_env.agents.random_agent import RandomAgent
+from bali_env.bots.greedy import GreedyAgent
+from bali_env.bots.greedy.decide import greedy_scores
+from bali_env.bots.greedy.slots import new_workspace
+from bali_env.bots.random_agent import RandomAgent
 from bali_env.envs.api_check import CONFIGURATIONS
 from bali_env.engine import N_ACTIONS, OBS_DIM
 
@@ -125,7 +125,7 @@ def test_features_interpreted_are_the_compiled_ones(positions, tmp_path):
     obs, masks = positions
     rows = np.arange(0, len(obs), 7)
     np.savez(tmp_path / "in.npz", obs=obs[rows], masks=masks[rows])
-    script = ("import sys, numpy as np\nfrom bali_env.agents.features import policy_input\n"
+    script = ("import sys, numpy as np\nfrom bali_env.bots.features import policy_input\n"
               "d = np.load(sys.argv[1])\nnp.save(sys.argv[2], policy_input(d['obs'], d['masks'], 'greedy-v1'))\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "in.npz"), str(tmp_path / "out.npy")], env=env,

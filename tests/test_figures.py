@@ -140,7 +140,7 @@ def test_kept_deals_and_training_evaluation_deals_are_disjoint():
     import json
 
     from bali_env.arena import deal_seed
-    from bali_env.training.evaluate import EVAL_SEEDS
+    from bali_env.trainers.evaluation.evaluate import EVAL_SEEDS
 
     kept: dict[str, set[int]] = {}
     fresh: dict[str, set[int]] = {}  # the runs dealt from deal_seed (the others: seed + k, before hashing)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.ppo import ExportedPolicy
+from bali_env.bots.ppo import ExportedPolicy
 from bali_env.engine import OBS_DIM
 from bali_env.apps.cli import main as cli_main
-from bali_env.training.value import collect_positions
+from bali_env.trainers.finetune.fit_value import collect_positions
 
 
 def main(argv):
@@ -21,7 +21,7 @@ def main(argv):
     return cli_main(["fit-value", *argv])
 
 
-SHIPPED = "bali_env/agents/policies/bali_2p.npz"
+SHIPPED = "bali_env/bots/policies/bali_2p.npz"
 
 
 def test_positions_are_labelled_with_the_deciders_win_share():
@@ -96,7 +96,7 @@ def test_in_four_players_the_labels_are_every_seats_share_from_the_deciders_seat
     """With ``seats``, row k's label is the final share of every seat, starting with the seat that
     took decision k and going on in turn order; its first column is the one-seat label."""
     movers, result = _log_first_game(monkeypatch)
-    policy = ExportedPolicy("bali_env/agents/policies/bali_4p.npz")
+    policy = ExportedPolicy("bali_env/bots/policies/bali_4p.npz")
     x, y, game = collect_positions(policy, 4, games=1, seed=2, keep=1.0, envs=1, seats=True)
     share = result[0] / result[0].sum()
     assert y.shape == (len(movers), 4) and set(movers) == {0, 1, 2, 3}
@@ -110,7 +110,7 @@ def test_in_four_players_the_labels_are_every_seats_share_from_the_deciders_seat
 def test_fit_value_in_four_players_gives_a_head_per_seat(tmp_path, capsys):
     pytest.importorskip("torch")
     out = tmp_path / "v4.npz"
-    policy = "bali_env/agents/policies/bali_4p.npz"
+    policy = "bali_env/bots/policies/bali_4p.npz"
     assert main([policy, "--games", "8", "--epochs", "1", "--net", "8", "--out", str(out), "--no-progress"]) == 0
     new = ExportedPolicy(out)
     assert [w.shape for w, _ in new.value_arrays()] == [(8, new.meta["obs_dim"]), (4, 8)]

@@ -1,4 +1,4 @@
-"""The greedy heuristic's kernels (bali_env/agents/greedy/) against its regression goldens
+"""The greedy heuristic's kernels (bali_env/bots/greedy/) against its regression goldens
 (tests/golden/greedy/decisions.npz, recorded from the former Python scorers and their Numba port,
 see tests/golden/greedy/generate.py): on thousands of observations of every configuration the
 scores, best sets and keyed choices are the recorded ones, default and other weights; tournament
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.greedy import GreedyAgent
-from bali_env.agents.greedy.decide import greedy_decide_batch, greedy_scores
-from bali_env.agents.greedy.slots import KERNEL_FILES, NO_ACTION, PARAM_NAMES, TIE_EPS, new_workspace
+from bali_env.bots.greedy import GreedyAgent
+from bali_env.bots.greedy.decide import greedy_decide_batch, greedy_scores
+from bali_env.bots.greedy.slots import KERNEL_FILES, NO_ACTION, PARAM_NAMES, TIE_EPS, new_workspace
 from bali_env.arena import play_games
 from bali_env.engine import DECISION_NAMES, N_ACTIONS, O_DECISION, OBS_DIM
 
@@ -148,15 +148,15 @@ def test_deterministic_for_a_fixed_rng_state(golden):
 
 
 def test_every_kernel_file_keys_the_numba_cache():
-    """Every file of bali_env/agents/greedy/ that defines kernels is in ``KERNEL_FILES``, and every kernel
-    file (bali_env/agents/features.py too) is covered by them in Numba's cache key: a change recompiles."""
-    import bali_env.agents.features
+    """Every file of bali_env/bots/greedy/ that defines kernels is in ``KERNEL_FILES``, and every kernel
+    file (bali_env/bots/features.py too) is covered by them in Numba's cache key: a change recompiles."""
+    import bali_env.bots.features
     from bali_env.engine import numba_cache
 
     package = Path(KERNEL_FILES[0]).parent
     with_kernels = {str(p) for p in package.glob("*.py") if re.search(r"^@njit", p.read_text(), re.M)}
     assert with_kernels == set(KERNEL_FILES)
-    for path in [*KERNEL_FILES, bali_env.agents.features.__file__]:
+    for path in [*KERNEL_FILES, bali_env.bots.features.__file__]:
         assert set(numba_cache._covered[Path(path).resolve()]) == {Path(p) for p in KERNEL_FILES}, path
 
 

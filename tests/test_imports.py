@@ -7,6 +7,7 @@ The import graph is read from the source with ``ast`` (nothing is imported to bu
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bali_env", "benchmarks")
 #: the rooms of ``bali_env`` by floor, lowest first; the package's own ``__init__`` (the public
-#: face of the floors below it) stands just above the environment
+#: face: what ``import bali_env`` gives a user) stands on top, and no room imports it
 FLOORS = (
-    ("bali_env.files",),
+    ("bali_env.files", "bali_env.release"),
     ("bali_env.engine",),
     ("bali_env.pictures",),
     ("bali_env.envs",),
-    ("bali_env",),
-    ("bali_env.agents",),
+    ("bali_env.bots",),
     ("bali_env.arena",),
     ("bali_env.versus",),
-    ("bali_env.training", "bali_env.bench"),
+    ("bali_env.flags",),
+    ("bali_env.trainers", "bali_env.speed"),
     ("bali_env.apps",),
+    ("bali_env",),
 )
 
 
@@ -60,15 +62,37 @@ def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom, 
     return submodules + ([origin] if len(submodules) < len(node.names) else [])
 
 
+#: a module named in a string, to be imported later (a registry's ``"bali_env.bots.ppo:PPOAgent"``,
+#: an ``import_module("bali_env.arena")``): an import all the same
+NAMED_IN_STRING = re.compile(r"(?:bali_env|benchmarks)(?:\.\w+)+(?=:\w+$)")
+
+
+def _named_in_string(node: ast.AST) -> list[str]:
+    """The module a string names to be imported later: a whole string ``pkg.module:Name`` (a
+    registry entry), or ``import_module("pkg.module")``'s argument (a docstring or a log's name
+    that mentions a module is not a reference)."""
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+        arg = node.args[0] if node.args else None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith(PACKAGES):
+            return [arg.value]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = NAMED_IN_STRING.match(node.value)
+        return [found.group(0)] if found else []
+    return []
+
+
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     """module -> the project modules it imports anywhere in its file (the nearest enclosing
-    project module of each imported name)."""
+    project module of each imported name), the modules its strings name to import later among them."""
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
         targets = set()
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = _named_in_string(node)
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name in _imported_names(module, path, node, modules):
+                names = _imported_names(module, path, node, modules)
+            if names:
+                for name in names:
                     while name and name not in modules:
                         name = name.rpartition(".")[0]
                     if name and name != module:
@@ -154,10 +178,26 @@ def test_every_room_imports_only_the_floors_below_it():
 def test_the_floor_check_sees_an_upward_and_a_sideways_import():
     """The check itself: the engine reaching the agents, and training reaching the benchmarks
     beside it, are both found; the apps reaching down are not."""
-    graph = {"bali_env.engine.step": {"bali_env.agents.base"}, "bali_env.training.loop": {"bali_env.bench.run"},
-             "bali_env.apps.cli": {"bali_env.training.train", "bali_env.engine"}}
-    assert upward_imports(graph) == {"bali_env.engine.step": ["bali_env.agents.base"],
-                                     "bali_env.training.loop": ["bali_env.bench.run"]}
+    graph = {"bali_env.engine.step": {"bali_env.bots.base"},
+             "bali_env.trainers.ppo_selfplay.loop": {"bali_env.speed.run"},
+             "bali_env.apps.cli": {"bali_env.trainers.ppo_selfplay.train", "bali_env.engine"}}
+    assert upward_imports(graph) == {"bali_env.engine.step": ["bali_env.bots.base"],
+                                     "bali_env.trainers.ppo_selfplay.loop": ["bali_env.speed.run"]}
+
+
+def test_the_graph_sees_a_module_named_in_a_string(tmp_path):
+    """A registry entry ``"bali_env.x.y:Name"`` (imported later by ``import_module``) is an
+    import of ``bali_env.x.y``; a docstring naming a module is not."""
+    for name, text in {"engine/__init__.py": "", "engine/step.py": '"""Uses ``bali_env.bots.base`` words."""\n',
+                       "bots/__init__.py": "", "bots/base.py": "", "__init__.py": "",
+                       "engine/rules.py": 'KINDS = {"x": "bali_env.bots.base:Agent"}\n'}.items():
+        (tmp_path / "bali_env" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "bali_env" / name).write_text(text)
+    (tmp_path / "benchmarks").mkdir()
+    graph = import_graph(project_modules(tmp_path))
+    assert graph["bali_env.engine.rules"] == {"bali_env.bots.base"}
+    assert graph["bali_env.engine.step"] == set()
+    assert upward_imports(graph) == {"bali_env.engine.rules": ["bali_env.bots.base"]}
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +223,7 @@ def test_the_wheel_installs_one_top_level_name(wheel_names):
     names = wheel_names
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert top == {"bali_env"}
-    for data in ("bali_env/agents/policies/bali_2p.npz", "bali_env/agents/policies/bali_4p.npz",
+    for data in ("bali_env/bots/policies/bali_2p.npz", "bali_env/bots/policies/bali_4p.npz",
                  "bali_env/pictures/fonts/DejaVuSans-subset.ttf", "bali_env/pictures/assets/replay.js",
                  "bali_env/apps/web/static/index.html", "bali_env/py.typed"):
         assert data in names
@@ -216,8 +256,8 @@ def test_the_wheel_holds_nothing_test_only(wheel_names):
 def test_the_test_only_check_sees_test_files():
     """The check itself: a faulty bot, a test module, a conftest and a tests folder inside the
     package are found; the package's own modules and the dist-info are not."""
-    names = ["bali_env/bench/faulty_bot.py", "bali_env/engine/test_rules.py", "bali_env/conftest.py",
-             "bali_env/tests/helper.py", "bali_env/bench/bots.py", "bali_env/arena/protocol/agent.py",
+    names = ["bali_env/speed/faulty_bot.py", "bali_env/engine/test_rules.py", "bali_env/conftest.py",
+             "bali_env/tests/helper.py", "bali_env/speed/bot_protocol.py", "bali_env/bots/protocol/command_agent.py",
              "bali_env-1.0.0.dist-info/RECORD"]
     assert files_for_tests_only(names) == names[:4]
 

@@ -127,7 +127,7 @@ def test_an_oracle_take_never_shows(config):
 
 def _game_to_the_end(n: int, deck: list[int]) -> dict:
     """A whole game on ``deck``, played by the greedy agent (same moves whatever the undealt cards)."""
-    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.bots.greedy import GreedyAgent
 
     env = bali_env.raw_env(num_players=n)
     env.reset(seed=3, options={"deck": deck, "starter_sets": list(range(n))})

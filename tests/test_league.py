@@ -45,7 +45,7 @@ def test_a_small_league(tmp_path):
 
 
 def test_a_free_for_all_an_agent_cannot_play_is_left_out(tmp_path, capsys, monkeypatch):
-    import bali_env.agents.ppo as ppo
+    import bali_env.bots.ppo as ppo
 
     (tmp_path / "bali_2p.npz").write_bytes(ppo.shipped_policy(2).read_bytes())
     monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path)  # a ppo with only its 2-player policy

@@ -101,3 +101,51 @@ def test_a_corrupted_cache_entry_is_recompiled_with_a_warning(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stdout == first.stdout
     assert "ignoring an unreadable Numba cache entry" in again.stderr
+
+
+def test_the_fingerprint_covers_the_kernel_sources_and_nothing_else(tmp_path):
+    """The engine's cache fingerprint hashes the files kernels are compiled from: a kernel file and
+    an engine file a kernel imports (its constants) change it; the validators, the contract, the
+    compile notice and the cache module itself do not (editing them keeps every compiled kernel)."""
+    from bali_env.engine import numba_cache
+
+    names = {p.name for p in numba_cache.kernel_sources()}
+    assert {"step.py", "batch.py", "seeds.py", "ids.py", "obs_spec.py"} <= names
+    assert not names & {"validate.py", "contract.py", "compile_notice.py", "numba_cache.py", "__init__.py"}
+    copy = tmp_path / "engine"
+    shutil.copytree(PACKAGE / "engine", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = numba_cache.engine_sources_hash.__wrapped__(copy)
+    for name in ("validate.py", "contract.py", "compile_notice.py"):
+        (copy / name).write_text((copy / name).read_text() + "\n# a comment\n")
+    assert numba_cache.engine_sources_hash.__wrapped__(copy) == before
+    for name in ("ids.py", "take_offering.py"):
+        (copy / name).write_text((copy / name).read_text() + "\n# a comment\n")
+        assert numba_cache.engine_sources_hash.__wrapped__(copy) != before
+
+
+def test_a_users_own_numba_function_is_cached_as_numba_caches_it(tmp_path):
+    """Importing bali_env changes nothing for a user's ``@njit(cache=True)`` function: Numba's own
+    locator caches it, and its unreadable cache entry fails the way Numba makes it fail, with no
+    warning of ours (the package's tolerance is for its own kernels only)."""
+    user = tmp_path / "user_kernels.py"
+    user.write_text("from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    code = ("import bali_env, user_kernels; from numba.core import caching; "
+            "c = user_kernels.twice._cache._impl.locator; "
+            "print(type(c).__module__, user_kernels.twice(21))")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{Path(__file__).resolve().parents[1]}",
+           "NUMBA_CACHE_DIR": ""}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["numba.core.caching", "42"]
+    (index,) = (tmp_path / "__pycache__").glob("user_kernels.twice*.nbi")
+    (data,) = (tmp_path / "__pycache__").glob("user_kernels.twice*.nbc")
+    data.write_bytes(data.read_bytes()[:20])
+    plain = subprocess.run([sys.executable, "-c", code.replace("import bali_env, ", "import ")], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=600)
+    ours = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert plain.returncode != 0  # Numba itself fails on the cut entry
+    assert "unreadable Numba cache entry" not in ours.stderr
+    assert (ours.returncode, ours.stdout) == (plain.returncode, plain.stdout)
+    assert index.exists()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from bali_env.agents.base import make_agent
+from bali_env.bots.registry import make_agent
 from bali_env.apps import terminal as P
 from bali_env.apps.cli import parse_command
 from bali_env.apps.session import opponent_seats

@@ -27,7 +27,7 @@ def test_the_policy_inputs_and_choices_match_the_golden():
 
 def test_the_golden_notices_a_retuned_heuristic(monkeypatch):
     """The check can fail: the default greedy weights changed by a little change the features."""
-    import bali_env.agents.features as F
+    import bali_env.bots.features as F
 
     golden = np.load(generate.OUT)
     monkeypatch.setattr(F, "_PARAMS", F.default_params() * 1.05)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.base import make_agent
-from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+from bali_env.bots.registry import make_agent
+from bali_env.bots.ppo import ExportedPolicy, shipped_policy
 
 NOT_A_POLICY = "not a policy file: expected the .npz that bali train writes"
 
@@ -30,7 +30,7 @@ def test_a_player_count_without_a_shipped_policy_says_how_to_train_one(tmp_path,
     """Where the policies folder lacks a count's file (here: only the 2-player one), check_players
     (what bali play calls on its bots) and the first move both raise one line naming the command
     and the setting."""
-    import bali_env.agents.ppo as ppo
+    import bali_env.bots.ppo as ppo
 
     (tmp_path / "bali_2p.npz").write_bytes(shipped_policy(2).read_bytes())
     monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path)
@@ -85,7 +85,7 @@ def test_a_file_that_is_not_a_policy_is_refused_in_one_line(tmp_path, content):
     path = tmp_path / "bot.npz"
     if content == "python":
         path = tmp_path / "my_bot.py"
-        path.write_text("from bali_env.agents import Agent\n\nclass MyBot(Agent):\n    pass\n")
+        path.write_text("from bali_env.bots import Agent\n\nclass MyBot(Agent):\n    pass\n")
     elif content == "pickle":
         path.write_bytes(pickle.dumps(_Boom()))
     elif content == "junk":
@@ -110,7 +110,7 @@ def test_bali_play_reports_a_bad_ppo_opponent_in_one_line(tmp_path, capsys, monk
     """`bali play --opponents ppo:path=my_bot.py`, and the shipped ppo at 3 players from a
     policies folder without the file they play: exit code 2, one line on stderr saying what to do,
     nothing printed on stdout and nothing saved."""
-    import bali_env.agents.ppo as ppo
+    import bali_env.bots.ppo as ppo
     from bali_env.apps.cli import parse_command
     from bali_env.apps.terminal import run
 
@@ -144,7 +144,7 @@ def test_policy_metadata_is_written_as_json_and_older_files_still_load(tmp_path)
     still loads to the same policy; both are read by ``PolicyMeta``."""
     import json
 
-    from bali_env.agents.ppo import PolicyMeta, read_meta, write_policy
+    from bali_env.bots.ppo import PolicyMeta, read_meta, write_policy
 
     with np.load(shipped_policy(2)) as data:
         assert json.loads(str(data["meta"][0]))["num_players"] == 2
@@ -215,7 +215,7 @@ def test_a_rows_outputs_do_not_depend_on_the_batch(num_players):
     """Each row's logits and value, computed alone, in a pair or in the whole batch, are the same
     bits (BLAS's one-row path rounds differently, and a tie between two copies of a card would then
     break the other way for ``act`` and not for a batch)."""
-    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.bots.random_agent import RandomAgent
 
     env = bali_env.raw_env(num_players=num_players)
     env.reset(seed=5)

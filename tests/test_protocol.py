@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.arena.protocol import BotFault, CommandAgent
-from bali_env.arena.protocol.messages import decide_message, parse_answer
+from bali_env.bots.protocol import BotFault, CommandAgent
+from bali_env.bots.protocol.messages import decide_message, parse_answer
 from bali_env.arena import TournamentError, run_tournament
 from bali_env.engine.ids import ACTION_NAMES
 from bali_env.engine.decode import decode_observation
@@ -91,7 +91,7 @@ def test_answers_are_checked():
 def test_a_bad_hello_is_a_protocol_fault(raw, says):
     """The hello a bot answers is read by the declared ``BotHello``: a bad ``fields``, another (or a
     bool) version, or anything but a hello is a ``protocol`` fault saying so."""
-    from bali_env.arena.protocol.messages import parse_hello
+    from bali_env.bots.protocol.messages import parse_hello
 
     with pytest.raises(BotFault) as exc:
         parse_hello(raw)
@@ -101,7 +101,7 @@ def test_a_bad_hello_is_a_protocol_fault(raw, says):
 def test_a_good_hello_gives_the_name_and_the_fields():
     """A hello's name is kept (cut to 60 characters; a blank or non-string one is no name), its
     fields come back in the protocol's order, once each; other keys are ignored."""
-    from bali_env.arena.protocol.messages import parse_hello
+    from bali_env.bots.protocol.messages import parse_hello
 
     assert parse_hello(b'{"type": "hello", "version": 1}') == ("", ("view", "observation"))
     assert parse_hello(b'{"type": "hello", "version": 1, "name": "mine", "x": 1}') == ("mine", ("view", "observation"))
@@ -115,7 +115,7 @@ def test_a_good_hello_gives_the_name_and_the_fields():
 
 def test_the_messages_bali_sends_are_the_bytes_the_docs_show():
     """hello, start (in its caller's key order), a lean decide, end and quit, byte for byte."""
-    from bali_env.arena.protocol.messages import QUIT, end_message, hello_message, line, start_message
+    from bali_env.bots.protocol.messages import QUIT, end_message, hello_message, line, start_message
 
     assert line(hello_message(10.0, None)) == \
         b'{"type":"hello","protocol":"bali-bot","version":1,"move_time":10.0,"game_time":null}\n'
@@ -284,7 +284,7 @@ def test_a_game_budget_is_a_clock_too(tmp_path):
 
 def test_a_slow_in_process_agent_loses_on_the_clock(tmp_path):
     bot = tmp_path / "slow.py"
-    bot.write_text("import time\nfrom bali_env.agents.random_agent import RandomAgent\n\n"
+    bot.write_text("import time\nfrom bali_env.bots.random_agent import RandomAgent\n\n"
                    "class Slow(RandomAgent):\n    name = 'slow'\n\n"
                    "    def act_batch_keyed(self, o, m, k):\n        time.sleep(0.03)\n"
                    "        return super().act_batch_keyed(o, m, k)\n")
@@ -297,7 +297,7 @@ def test_a_slow_in_process_agent_loses_on_the_clock(tmp_path):
 
 def test_an_in_process_agent_that_raises_loses_only_its_games(tmp_path):
     bot = tmp_path / "buggy.py"
-    bot.write_text("from bali_env.agents.random_agent import RandomAgent\n\n"
+    bot.write_text("from bali_env.bots.random_agent import RandomAgent\n\n"
                    "class Buggy(RandomAgent):\n    name = 'buggy'\n\n"
                    "    def act_batch_keyed(self, o, m, k):\n        if (o[:, 10:14].argmax(1) == 1).any():\n"
                    "            raise ZeroDivisionError('oops')\n        return super().act_batch_keyed(o, m, k)\n")
@@ -330,7 +330,7 @@ def test_bad_bots_are_refused_before_any_game(tmp_path, spec, says):
 
 @pytest.mark.slow
 def test_a_bot_that_never_says_hello_is_refused(tmp_path, monkeypatch):
-    import bali_env.arena.protocol.process as process
+    import bali_env.bots.protocol.process as process
 
     monkeypatch.setattr(process, "HELLO_SECONDS", 0.3)
     with pytest.raises(TournamentError, match="did not start: timeout"):
@@ -391,7 +391,7 @@ def test_the_web_app_plays_a_bot_program():
 
 
 def test_training_takes_any_spec_with_weights():
-    from bali_env.training.pool import opponent_weights
+    from bali_env.trainers.ppo_selfplay.pool import opponent_weights
 
     assert opponent_weights("greedy:1,self:1,ppo:2") == {"greedy": 1.0, "self": 1.0, "ppo": 2.0}
     assert opponent_weights("random:1,greedy:3,self:1") == {"random": 1.0, "greedy": 3.0, "self": 1.0}
@@ -405,7 +405,7 @@ def test_training_takes_any_spec_with_weights():
 
 
 def test_a_bot_program_as_a_training_opponent_survives_its_faults(capsys):
-    from bali_env.training.pool import opponent
+    from bali_env.trainers.ppo_selfplay.pool import opponent
 
     bot = opponent(faulty("crash", 4), seed=0)
     env = bali_env.raw_env(num_players=2)
@@ -476,7 +476,7 @@ def test_a_program_that_is_not_executable_gets_the_interpreter_of_its_kind(tmp_p
     """A ``cmd:`` program without the execute permission: chmod +x, or the spec with the interpreter
     its ending (or its #! line) calls for: bash for a .sh (before: python3 for every file), python3
     for a .py, node for a .js; none named when it is unknown."""
-    from bali_env.arena.protocol.agent import parse_command
+    from bali_env.bots.protocol.command_agent import parse_command
 
     script = tmp_path / name
     script.write_text(first_line)
@@ -503,7 +503,7 @@ def test_an_in_process_agent_that_always_fails_forfeits_every_game_in_one_proces
     the kernels) a bot that answers an illegal action, or raises, from its first decision loses
     each game, and the tournament goes on to the end (the warm-up never plays its answers)."""
     bot = tmp_path / "bad.py"
-    bot.write_text("import numpy as np\nfrom bali_env.agents.random_agent import RandomAgent\n\n"
+    bot.write_text("import numpy as np\nfrom bali_env.bots.random_agent import RandomAgent\n\n"
                    "class Bad(RandomAgent):\n    name = 'bad'\n\n"
                    "    def act_batch(self, o, m):\n"
                    + ("        return np.argmin(m, axis=1)\n" if answer == "illegal" else

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.arena.protocol.messages import decide_message, line
+from bali_env.bots.protocol.messages import decide_message, line
 from bali_env.engine.ids import ACTION_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent

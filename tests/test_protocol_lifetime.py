@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bali_env.arena import TournamentError, run_tournament
-from bali_env.arena.protocol import BotFault
-from bali_env.arena.protocol.process import BotProcess
+from bali_env.bots.protocol import BotFault
+from bali_env.bots.protocol.process import BotProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
@@ -108,7 +108,7 @@ def test_a_bot_dies_with_the_process_that_started_it(hanging_bot, sig):
     Python's default, no clean-up): the bot and the child it started die within seconds."""
     script, pids = hanging_bot
     host = subprocess.Popen([sys.executable, "-c", (
-        "import sys\nfrom bali_env.arena.protocol.process import BotProcess\n"
+        "import sys\nfrom bali_env.bots.protocol.process import BotProcess\n"
         f"bot = BotProcess([sys.executable, {str(script)!r}, {str(pids)!r}])\n"
         "bot.start(600.0, None)\nbot.request({'type': 'decide', 'legal': []}, 600)\n")],
         stderr=subprocess.PIPE)

@@ -15,8 +15,8 @@ import pytest
 
 import bali_env
 from bali_env.arena import run_tournament
-from bali_env.arena.protocol import CommandAgent
-from bali_env.arena.protocol.schema import KEY_LIMIT, SCHEMA_FILE, TO_BOT, main, protocol_schema, schema_text
+from bali_env.bots.protocol import CommandAgent
+from bali_env.bots.protocol.schema import KEY_LIMIT, SCHEMA_FILE, TO_BOT, main, protocol_schema, schema_text
 from bali_env.engine.ids import CARD_KEYS, CATEGORY_NAMES, N_CARD_TYPES
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -81,9 +81,9 @@ def real_lines(tmp_path_factory) -> list[str]:
 
 
 def test_the_committed_schema_is_the_generated_one(tmp_path, capsys):
-    """docs/protocol.schema.json is what `python -m bali_env.arena.protocol.schema` writes now,
+    """docs/protocol.schema.json is what `python -m bali_env.bots.protocol.schema` writes now,
     and the check notices a stale file."""
-    assert SCHEMA_FILE.read_text() == schema_text(), "regenerate: python -m bali_env.arena.protocol.schema"
+    assert SCHEMA_FILE.read_text() == schema_text(), "regenerate: python -m bali_env.bots.protocol.schema"
     assert main(["--check"]) == 0
     stale = tmp_path / "schema.json"
     stale.write_text(schema_text().replace('"minimum": 0', '"minimum": 1', 1))
@@ -169,7 +169,7 @@ def test_the_bots_answers_pass_the_schema(tmp_path):
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=1)
     o = env.observe(env.agent_selection)
-    from bali_env.arena.protocol.messages import decide_message, hello_message, line
+    from bali_env.bots.protocol.messages import decide_message, hello_message, line
 
     decide = decide_message(o["observation"], o["action_mask"], 0, 0, None) | {"key": 12345}
     said = subprocess.run([sys.executable, str(ROOT / "agents" / "random_bot.py")], input=line(

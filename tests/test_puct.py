@@ -1,4 +1,4 @@
-"""The policy-guided search (``ppo+search``, ``bali_env.agents.puct``) and the value head it reads: the
+"""The policy-guided search (``ppo+search``, ``bali_env.bots.puct``) and the value head it reads: the
 head is saved and loaded with the policy (older files load without one), the search decides from
 the observation alone, deterministically whatever the batch, spends exactly its budget, plays
 only legal moves, and refuses a policy without a value head in one line."""
@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents import make_agent
-from bali_env.agents.ppo import ExportedPolicy, write_policy
-from bali_env.agents.puct import PolicySearchAgent
+from bali_env.bots import make_agent
+from bali_env.bots.ppo import ExportedPolicy, write_policy
+from bali_env.bots.puct import PolicySearchAgent
 from bali_env.envs.api_check import CONFIGURATIONS, config_id
 from scenario import face_down_twins, play_checked
 
-SHIPPED = "bali_env/agents/policies/bali_2p.npz"
+SHIPPED = "bali_env/bots/policies/bali_2p.npz"
 
 
 def _value_head(inputs: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -162,7 +162,7 @@ def test_plays_whole_games_deterministically(valued, gumbel):
     assert play(21) == play(21)
 
 
-SHIPPED_4P = "bali_env/agents/policies/bali_4p.npz"
+SHIPPED_4P = "bali_env/bots/policies/bali_4p.npz"
 
 
 def _seat_head(inputs: int, seats: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -205,7 +205,7 @@ def test_each_node_gains_the_share_of_the_seat_that_moved_into_it():
     """``puct_expand`` backs every seat's share up the path: with seat 1 to move at the leaf and
     the head saying (0.1, 0.2, 0.3, 0.4) for seats 1, 2, 3, 0, a node entered by seat 2's move
     gains 0.2, one entered by seat 3's 0.3, one entered by seat 0's 0.4, one by seat 1's 0.1."""
-    from bali_env.agents import puct_search as K
+    from bali_env.bots import puct_search as K
     from bali_env.engine import N_ACTIONS, S_NUM_PLAYERS, S_TO_MOVE, STATE_DTYPE, STATE_SIZE
 
     cap = 6

@@ -56,7 +56,7 @@ SLOW_BOT = textwrap.dedent('''
     import os, time
     from pathlib import Path
     import numpy as np
-    from bali_env.agents.base import Agent
+    from bali_env.bots.base import Agent
 
     class SlowRandom(Agent):
         """A random player that takes 5 ms a decision and leaves its process id in ``marks``."""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bali_env.arena.run import run_tournament
+from bali_env.arena.tournament import run_tournament
 from benchmarks import figures, rerun
 
 

@@ -1,4 +1,4 @@
-"""RLlib training (``bali_env.training.rllib``): the turn-based MultiAgentEnv plays the same game as the
+"""RLlib training (``bali_env.trainers.rllib.launch``): the turn-based MultiAgentEnv plays the same game as the
 PettingZoo env, the masked module never offers an illegal action, the exported policy plays like
 the RLlib module, the self-play mapping, bad flags and an unreachable cluster fail at once, and a
 short run is interrupted, resumed and summarised like ``bali train``'s."""
@@ -21,7 +21,7 @@ import bali_env
 pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
-from bali_env.training import rllib  # noqa: E402
+from bali_env.trainers.rllib import launch as rllib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RLLIB = [sys.executable, "-m", "bali_env.apps.cli", "train", "--framework", "rllib"]  #: the RLlib trainer
@@ -96,8 +96,8 @@ def test_masked_module_and_its_export_choose_the_same_legal_actions(tmp_path):
     """The module's logits of illegal actions are the float minimum in every forward pass; the
     exported .npz (played by the built-in ppo agent, no torch) gives the module's legal logits and
     its greedy actions on the same observations."""
-    from bali_env.agents import make_agent
-    from bali_env.agents.ppo import ExportedPolicy, write_policy
+    from bali_env.bots import make_agent
+    from bali_env.bots.ppo import ExportedPolicy, write_policy
 
     module = _module([32, 16])
     obs, masks = _observations(300)
@@ -159,7 +159,7 @@ def test_rllib_flags_are_validated_before_anything_starts(flags, named, tmp_path
 
 
 def test_bali_train_framework_rllib_hands_over_and_an_unreachable_cluster_fails_fast(tmp_path, capsys):
-    """``bali train --framework rllib`` reaches bali_env.training.rllib (its flags, its errors); a cluster
+    """``bali train --framework rllib`` reaches bali_env.trainers.rllib.launch (its flags, its errors); a cluster
     address nobody listens on is one line, exit 2, within seconds, nothing written."""
     from bali_env.apps.cli import main as cli_main
 

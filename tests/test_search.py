@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.mcts import MCTSAgent
-from bali_env.agents.random_agent import RandomAgent
+from bali_env.bots.mcts import MCTSAgent
+from bali_env.bots.random_agent import RandomAgent
 from bali_env import engine as E
 from bali_env.envs.api_check import CONFIGURATIONS, config_id
 from scenario import face_down_twins, play_checked

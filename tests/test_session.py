@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bali_env.agents import register_agent
-from bali_env.agents.random_agent import RandomAgent
+from bali_env.bots import register_agent
+from bali_env.bots.random_agent import RandomAgent
 from bali_env.apps.session import SessionError, SetupError, TableSession, opponent_seats
 
 CALLS: list[tuple[str, int]] = []

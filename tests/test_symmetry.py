@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.features import input_permutation, policy_input
+from bali_env.bots.features import input_permutation, policy_input
 from bali_env import engine as C
 from bali_env.engine import A_REFILL, N_ACTIONS, OBS_DIM, check_column_order, column_permutation
 from bali_env.engine.contract import final_result

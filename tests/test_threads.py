@@ -1,4 +1,4 @@
-"""The threads an agent's decision uses (bali_env/agents/threads.py): BLAS on one thread, Numba's
+"""The threads an agent's decision uses (bali_env/bots/threads.py): BLAS on one thread, Numba's
 parallel kernels on the cores idle now, the same decisions whatever that count."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from bali_env.agents import make_agent, threads
-from bali_env.bench.search import _positions
+from bali_env.bots import make_agent, threads
+from bali_env.speed.search import _positions
 
 
 def _blas_threads() -> list[int]:

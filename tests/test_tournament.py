@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents.base import Agent, make_agent, register_agent
+from bali_env.bots.base import Agent
+from bali_env.bots.registry import make_agent, register_agent
 from bali_env.arena import (
     TournamentError,
     TournamentResult,
@@ -446,7 +447,7 @@ def test_a_rejected_command_prints_one_line_and_leaves_nothing(tmp_path, monkeyp
     bad = [a.replace("path=agents/", f"path={root}/agents/") for a in bad]
     monkeypatch.chdir(tmp_path)
     if "--players" in bad:  # a policies folder without the 3-player file
-        import bali_env.agents.ppo as ppo
+        import bali_env.bots.ppo as ppo
 
         monkeypatch.setattr(ppo, "POLICY_DIR", tmp_path / "no-policies")
     args = bad if "--players" in bad else [*bad, "--players", "2"]
@@ -509,7 +510,7 @@ def test_new_output_dir_takes_a_suffix_on_collision(tmp_path):
 BOT = '''
 """A user's bot: always the first legal action."""
 import numpy as np
-from bali_env.agents import Agent
+from bali_env.bots import Agent
 
 
 class FirstLegal(Agent):
@@ -776,7 +777,7 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
     """compile_share compiles, by argument types, exactly the overloads play_games then calls: no
     game step compiles a new signature (else the workers' shared-out first compile is wasted),
     and every job is given to exactly one worker."""
-    from bali_env.agents.greedy.decide import greedy_decide_batch
+    from bali_env.bots.greedy.decide import greedy_decide_batch
     from bali_env.arena import compile_share, play_games
     from bali_env import engine as C
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import bali_env
-from bali_env.agents import make_agent
-from bali_env.agents.random_agent import RandomAgent
+from bali_env.bots import make_agent
+from bali_env.bots.random_agent import RandomAgent
 from bali_env import engine as C
 from bali_env.versus.single import BaliSingleAgentEnv
 
@@ -66,7 +66,7 @@ def test_sb3_vec_env_steps_the_learner_seat_only():
     """Each returned row is the learner's observation; dones carry the learner's ±1."""
     pytest.importorskip("stable_baselines3")
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=2))
@@ -91,7 +91,7 @@ def test_sb3_vec_env_steps_the_learner_seat_only():
 def test_short_lean_training_run_writes_what_sb3_writes(tmp_path):
     """The lean trainer: same files as MaskablePPO's run (its model as .pt), a policy that plays."""
     pytest.importorskip("stable_baselines3")
-    from bali_env.training.train import parse_args, train
+    from bali_env.trainers.ppo_selfplay.train import parse_args, train
 
     out = tmp_path / "lean"
     summary = train(parse_args([
@@ -142,7 +142,7 @@ def test_interrupted_training_still_saves_and_summarises(tmp_path, signame):
     assert summary["interrupted"] is True and summary["env_steps"] > 0
     assert (out / "final.npz").exists() and (out / "final.zip").exists()
     assert (out / "resume.pt").exists() and "--resume" in err
-    from bali_env.training.train import parse_args
+    from bali_env.trainers.ppo_selfplay.train import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--out", str(out)])
@@ -165,7 +165,7 @@ def test_score_reward_is_the_learners_margin_over_ten():
     """reward="score": a finished game pays the learner (own final score - mean of the others) / 10."""
     pytest.importorskip("stable_baselines3")
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -192,9 +192,9 @@ def test_lean_ppo_rollout_and_advantages_match_sb3():
     import torch
     from stable_baselines3.common.buffers import RolloutBuffer
 
-    from bali_env.training.lean import LeanPPO
+    from bali_env.trainers.ppo_selfplay.lean import LeanPPO
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -227,10 +227,10 @@ def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
     pytest.importorskip("stable_baselines3")
     import torch
 
-    from bali_env.training.lean import LeanPPO
-    from bali_env.training.train import parse_args
+    from bali_env.trainers.ppo_selfplay.lean import LeanPPO
+    from bali_env.trainers.ppo_selfplay.train import parse_args
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -266,7 +266,7 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
     """A few thousand MaskablePPO steps with self-play: checkpoints, eval CSV, curve, final model
     that loads as an agent and plays a legal game."""
     pytest.importorskip("sb3_contrib")
-    from bali_env.training.train import parse_args, train
+    from bali_env.trainers.ppo_selfplay.train import parse_args, train
 
     out = tmp_path / "run"
     summary = train(parse_args([
@@ -296,9 +296,9 @@ def test_short_training_run_saves_reloads_and_plays(tmp_path):
         assert o["action_mask"][a] == 1
         env.step(a)
     assert env.state_dict()["phase"] == "game_over"
-    # every evaluation exported its checkpoint; bali_env.training.curve replays them against any opponent
-    from bali_env.training.curve import checkpoints
-    from bali_env.training.curve import main as curve_main
+    # every evaluation exported its checkpoint; bali_env.trainers.evaluation.curve replays them against any opponent
+    from bali_env.trainers.evaluation.curve import checkpoints
+    from bali_env.trainers.evaluation.curve import main as curve_main
 
     points = checkpoints(out)
     assert [steps for steps, _ in points] == sorted(steps for steps, _ in points)
@@ -325,7 +325,7 @@ def test_a_timed_run_takes_its_minutes_shows_learning_and_says_how_to_play(tmp_p
     import time
 
     pytest.importorskip("sb3_contrib")
-    from bali_env.training.train import run_argv
+    from bali_env.trainers.ppo_selfplay.train import run_argv
 
     out = tmp_path / "run"
     t0 = time.time()
@@ -357,7 +357,7 @@ def test_final_eval_games_0_switches_every_evaluation_off(tmp_path, capsys):
     """``--eval-every 0 --final-eval-games 0``: no evaluation at all (before: refused, so a run
     always ended with 2 x 1,000 games); the policy is still saved and exported."""
     pytest.importorskip("sb3_contrib")
-    from bali_env.training.train import run_argv
+    from bali_env.trainers.ppo_selfplay.train import run_argv
 
     out = tmp_path / "run"
     assert run_argv(["--steps", "256", "--envs", "4", "--n-steps", "64", "--batch-size", "128", "--net", "8",
@@ -370,8 +370,8 @@ def test_final_eval_games_0_switches_every_evaluation_off(tmp_path, capsys):
 
 
 def test_curve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
-    """bali_env.training.curve names what is wrong before playing anything."""
-    from bali_env.training.curve import main as curve_main
+    """bali_env.trainers.evaluation.curve names what is wrong before playing anything."""
+    from bali_env.trainers.evaluation.curve import main as curve_main
 
     with pytest.raises(SystemExit) as exc:
         curve_main([str(tmp_path)])
@@ -387,7 +387,7 @@ def test_self_play_snapshot_is_a_frozen_numpy_copy():
     from sb3_contrib import MaskablePPO
 
     from bali_env.versus.opponents import OpponentPool, make_policy_opponent
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -415,7 +415,7 @@ def test_opponent_pool_and_games_in_flight_survive_a_checkpoint():
     from sb3_contrib import MaskablePPO
 
     from bali_env.versus.opponents import OpponentPool, make_policy_opponent
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     def pool_and_env() -> tuple[OpponentPool, BaliSB3VecEnv]:
         pool = OpponentPool(seed=5)
@@ -467,7 +467,7 @@ def test_training_resumes_from_its_checkpoint(tmp_path, trainer):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from bali_env.training.train import CHECKPOINT, TrainingError, parse_args, train
+    from bali_env.trainers.ppo_selfplay.train import CHECKPOINT, TrainingError, parse_args, train
 
     out = tmp_path / "run"
     first = train(parse_args([
@@ -508,7 +508,7 @@ def test_privileged_features_are_the_true_state_from_the_learners_chair():
     score of every relative seat if the game ended now (contract.score_breakdown)."""
     from bali_env.engine.contract import final_result, score_breakdown
     from bali_env.envs.batched import BaliVectorEnv
-    from bali_env.training.privileged import N_PRIVILEGED, privileged_features
+    from bali_env.trainers.ppo_selfplay.privileged import N_PRIVILEGED, privileged_features
 
     venv = BaliVectorEnv(12, num_players=3, oracle=True, seed=5)
     venv.reset()
@@ -558,12 +558,12 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from bali_env.agents.features import feature_count, policy_input
+    from bali_env.bots.features import feature_count, policy_input
     from bali_env.engine import OBS_DIM
-    from bali_env.agents.ppo import ExportedPolicy, PPOAgent, export_policy
-    from bali_env.agents.sb3 import SB3Agent
+    from bali_env.bots.ppo import ExportedPolicy, PPOAgent, export_policy
+    from bali_env.bots.sb3 import SB3Agent
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     torch.manual_seed(0)
     pool = OpponentPool(seed=0)
@@ -623,7 +623,7 @@ def test_exported_policy_plays_like_the_sb3_policy(tmp_path, features):
 
 def test_shipped_ppo_policy_for_a_missing_player_count_is_a_clear_error(monkeypatch, tmp_path):
     """make_agent("ppo") picks the shipped file for the game's player count, or says none exists."""
-    import bali_env.agents.ppo as P
+    import bali_env.bots.ppo as P
 
     monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
     agent = make_agent("ppo", seed=0)
@@ -641,7 +641,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     import subprocess
     import sys
 
-    import bali_env.agents.ppo as P
+    import bali_env.bots.ppo as P
 
     path = P.shipped_policy(num_players)
     if not path.is_file():
@@ -651,7 +651,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
     obs, masks = _observations(num_players, 300)
     actions = make_agent("ppo", seed=0).act_batch(obs, masks)
     assert (masks[np.arange(len(actions)), actions] == 1).all()
-    code = ("import sys, numpy as np, bali_env; from bali_env.agents import make_agent; e = bali_env.env(num_players="
+    code = ("import sys, numpy as np, bali_env; from bali_env.bots import make_agent; e = bali_env.env(num_players="
             f"{num_players}); e.reset(seed=0); o = e.observe(e.agent_selection); "
             "a = make_agent('ppo').act(o['observation'], o['action_mask']); assert o['action_mask'][a] == 1; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
@@ -667,7 +667,7 @@ def test_shipped_ppo_policies_play_without_torch(num_players):
 ])
 def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path, capsys):
     """A bad flag: exit 2 with a message naming it, and nothing written."""
-    from bali_env.training.train import parse_args
+    from bali_env.trainers.ppo_selfplay.train import parse_args
 
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as exc:
@@ -679,7 +679,7 @@ def test_train_flags_are_validated_before_anything_starts(flags, named, tmp_path
 
 def test_train_out_must_be_writable(tmp_path, capsys):
     """An --out below a file (or an unwritable folder) is refused up front."""
-    from bali_env.training.train import parse_args
+    from bali_env.trainers.ppo_selfplay.train import parse_args
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -705,7 +705,7 @@ def test_resume_refuses_a_folder_without_a_usable_checkpoint(tmp_path, capsys):
     """--resume needs config.json and a readable resume.pt; each problem is one line, exit 2,
     before anything is written."""
     pytest.importorskip("torch")
-    from bali_env.training.train import run_argv as main
+    from bali_env.trainers.ppo_selfplay.train import run_argv as main
 
     out = tmp_path / "run"
     out.mkdir()
@@ -730,11 +730,11 @@ def test_init_starts_the_actor_from_an_exported_policy(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from bali_env.agents.ppo import ExportedPolicy, export_policy
-    from bali_env.training.train import load_actor, make_model, parse_args
-    from bali_env.training.train import run_argv as main
+    from bali_env.bots.ppo import ExportedPolicy, export_policy
+    from bali_env.trainers.ppo_selfplay.train import load_actor, make_model, parse_args
+    from bali_env.trainers.ppo_selfplay.train import run_argv as main
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -769,10 +769,10 @@ def test_init_from_a_saved_model_restores_actor_and_critic(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from bali_env.training.train import load_actor, make_model, parse_args
-    from bali_env.training.train import run_argv as main
+    from bali_env.trainers.ppo_selfplay.train import load_actor, make_model, parse_args
+    from bali_env.trainers.ppo_selfplay.train import run_argv as main
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -808,10 +808,10 @@ def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from bali_env.agents.ppo import ExportedPolicy, export_policy
-    from bali_env.training.train import init_problem, load_actor, make_model, parse_args
+    from bali_env.bots.ppo import ExportedPolicy, export_policy
+    from bali_env.trainers.ppo_selfplay.train import init_problem, load_actor, make_model, parse_args
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
@@ -848,8 +848,8 @@ def test_init_grows_a_narrower_network_into_a_wider_one(tmp_path, source):
 def test_mcts_opponents_join_the_pool_and_survive_a_checkpoint():
     """``--opponents greedy:1,mcts:2 --mcts-sims N`` puts ``mcts:sims=N`` in the pool with its
     weight; the pool's checkpoint rebuilds it with its search stream, so it plays on the same."""
-    from bali_env.training.pool import OpponentPool, build_pool
-    from bali_env.training.train import parse_args
+    from bali_env.trainers.ppo_selfplay.pool import OpponentPool, build_pool
+    from bali_env.trainers.ppo_selfplay.train import parse_args
 
     args = parse_args(["--opponents", "greedy:1,mcts:2", "--mcts-sims", "30", "--seed", "4"])
     pool = build_pool(args)
@@ -872,9 +872,9 @@ def test_a_model_the_package_builds_leaves_no_sb3_folder_in_the_temporary_direct
     pytest.importorskip("sb3_contrib")
     import tempfile
 
-    from bali_env.training.train import make_model, parse_args
+    from bali_env.trainers.ppo_selfplay.train import make_model, parse_args
     from bali_env.versus.opponents import OpponentPool
-    from bali_env.versus.sb3 import BaliSB3VecEnv
+    from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     temporary = tmp_path / "tmp"
     temporary.mkdir()

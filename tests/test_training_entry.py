@@ -1,4 +1,4 @@
-"""The shape both training commands share (``bali_env.training.entry``, ``bali_env.training.options``): exit codes
+"""The shape both training commands share (``bali_env.trainers.entry``, ``bali_env.trainers.options``): exit codes
 (2 for bad input, 130 for an interrupt, 0 otherwise), nothing created by a rejected command line,
 one output folder per run (a new one without ``--out``; an ``--out`` claimed exclusively, so two
 runs started at once never share a folder), the clean stop's flag, and the run's counters as the
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import bali_env.training.train as train_module
-from bali_env.training.entry import TrainingError, run_command
-from bali_env.training.options import claim_out
-from bali_env.training.progress import StopOnSignals
-from bali_env.training.train import parse_args
-from bali_env.training.train import run_argv as main
+import bali_env.trainers.ppo_selfplay.train as train_module
+from bali_env.trainers.entry import TrainingError, run_command
+from bali_env.trainers.options import claim_out
+from bali_env.trainers.progress import StopOnSignals
+from bali_env.trainers.ppo_selfplay.train import parse_args
+from bali_env.trainers.ppo_selfplay.train import run_argv as main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -208,7 +208,7 @@ def test_run_progress_reads_and_writes_the_checkpoint_format():
     """The counters a checkpoint saved before ``RunProgress`` (a plain dict) load unchanged and
     are saved back as the same dict, with the fields added since at their defaults (``eval_rate``:
     not timed yet), so old checkpoints resume."""
-    from bali_env.training.loop import RunProgress
+    from bali_env.trainers.ppo_selfplay.loop import RunProgress
 
     old = {"due": {"snapshot": 2e5, "eval": 3e6}, "eval_rows": [{"steps": 1024, "opponent": "random"}],
            "steps": 1024, "elapsed": 12.5, "loop_seconds": 11.0, "eval_seconds": 2.0, "sessions": 1,
@@ -223,7 +223,7 @@ def test_run_progress_reads_and_writes_the_checkpoint_format():
 
 
 def test_training_modules_do_not_import_each_other():
-    """No two modules of ``bali_env.training`` import each other, counting imports inside functions."""
+    """No two modules of ``bali_env.trainers`` import each other, counting imports inside functions."""
     import ast
 
     folder = ROOT / "bali_env" / "training"
@@ -233,7 +233,7 @@ def test_training_modules_do_not_import_each_other():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 deps.add(node.module)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bali_env.training."):
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bali_env.trainers."):
                 deps.add(node.module.split(".")[2])
         graph[path.stem] = deps
     pairs = [(a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ())]
@@ -280,8 +280,8 @@ def test_evaluations_default_to_several_points_a_run():
     """Without --eval-every a run evaluates every min(1e6, --steps/5) steps (before: every 1e6,
     more than a short run's steps: a curve of one point), and under --minutes also every fifth of
     the training time."""
-    from bali_env.training.loop import RunProgress
-    from bali_env.training.options import eval_interval
+    from bali_env.trainers.ppo_selfplay.loop import RunProgress
+    from bali_env.trainers.options import eval_interval
 
     assert eval_interval(parse_args(["--steps", "3000"])) == 600
     assert eval_interval(parse_args([])) == 1e6
@@ -299,7 +299,7 @@ class _Fake:
 
 
 def _session(argv, **progress):
-    from bali_env.training.loop import RunProgress, Session
+    from bali_env.trainers.ppo_selfplay.loop import RunProgress, Session
 
     args = parse_args(argv)
     run = RunProgress.fresh(args)
@@ -345,7 +345,7 @@ def test_the_clock_schedule_gives_five_points_under_minutes():
 def test_the_bar_shows_the_return_and_the_latest_win_rates():
     """The training bar's postfix: steps, the mean return of the recent games, the latest
     evaluation's win rates (before: steps only)."""
-    from bali_env.training.report import bar_postfix
+    from bali_env.trainers.console import bar_postfix
 
     rows = [{"steps": 0, "opponent": "random", "win_rate": 0.5}, {"steps": 0, "opponent": "greedy", "win_rate": 0.0},
             {"steps": 512, "opponent": "random", "win_rate": 0.875}, {"steps": 512, "opponent": "greedy",
@@ -359,7 +359,7 @@ def test_the_bar_shows_the_return_and_the_latest_win_rates():
 def test_a_run_ends_saying_what_it_made_and_how_to_play_it(players, tmp_path):
     """The last lines: what was written, the key figures in words, the command that plays the
     policy (before: summary.json printed raw); an interrupted run says how to go on."""
-    from bali_env.training.report import end_lines
+    from bali_env.trainers.console import end_lines
 
     (tmp_path / "final.npz").write_bytes(b"x")
     (tmp_path / "summary.json").write_text("{}")
@@ -388,7 +388,7 @@ def test_a_run_ends_saying_what_it_made_and_how_to_play_it(players, tmp_path):
 def test_the_plan_says_what_the_final_evaluation_adds():
     """Before training the run says its plan: the budget, the evaluations, the final one with its
     estimate and how to skip it."""
-    from bali_env.training.report import duration, plan_line, short_of_budget, spent
+    from bali_env.trainers.console import duration, plan_line, short_of_budget, spent
 
     line = plan_line(minutes=2, steps=1e8, train_seconds=99, final_games=1000, opponents=["random", "greedy"],
                      final_seconds=20, eval_seconds=19.8, eval_steps=1e6)
@@ -409,8 +409,8 @@ def test_distil_self_play_has_a_bar(monkeypatch):
     shows a bar with ``--progress`` (before: a minute or more without a word)."""
     import numpy as np
 
-    import bali_env.training.value as value
-    from bali_env.training.distil import positions
+    import bali_env.trainers.finetune.fit_value as value
+    from bali_env.trainers.finetune.distil import positions
 
     seen = {}
 
@@ -429,7 +429,7 @@ def test_the_plan_and_the_bar_say_the_same_training_time(capsys):
     while the bar counted to 90 s)."""
     import time
 
-    from bali_env.training.report import duration
+    from bali_env.trainers.console import duration
 
     session = _session(["--minutes", "2"], eval_rate=0.1)  # the final evaluation keeps a quarter: 90 s of training
     session.start = time.time() - 26  # 26 s of starting (the model, the first evaluation)

@@ -322,7 +322,7 @@ def test_no_text_is_cut_or_overlaps_in_any_frame(n):
     an icon or overlaps another text. (Offering ranges such as ``10-11`` once ran into the next
     icon, the final scoring cut the players' names, two-digit altar counts left the panel.)"""
     pytest.importorskip("PIL")
-    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.bots.greedy import GreedyAgent
     from bali_env.pictures.frames import Spectator, frame_parts, record_frames
 
     env = bali_env.raw_env(num_players=n, oracle=True, demon=True)

@@ -20,7 +20,7 @@ from bali_env.apps.cli import parse_command  # noqa: E402
 from bali_env.apps.web import serve  # noqa: E402
 
 FAILING_BOT = '''
-from bali_env.agents.base import Agent
+from bali_env.bots.base import Agent
 
 class Failing(Agent):
     name = "failing"

@@ -3,7 +3,7 @@
 | module | job |
 |---|---|
 | ``cli.py`` | the ``bali`` command: one parser, a subcommand per job, each handing over to its room; |
-| | the flags several commands share are ``bali_env.engine.flags``' parent parsers |
+| | the flags several commands share are ``bali_env.flags``' parent parsers |
 | ``session.py`` | ``TableSession``: a human at a table with bots, the game the terminal and the web app play |
 | ``terminal.py`` | ``bali play``: a game in the terminal against bots |
 | ``web/`` | ``bali serve``: the web app (play in the browser, browse tournament results) |

@@ -10,7 +10,7 @@ animation), ``bali serve`` (the web app: play in the browser, browse results) an
 
 The flags several commands take (``--seed``, ``--games``, ``--players``, ``--oracle``/``--demon``,
 ``--out``, ``--workers``, ``--move-time``/``--game-time``, ``--progress``/``--no-progress``) are
-declared once, as parent parsers in ``bali_env.engine.flags``, and mean the same in every command.
+declared once, as parent parsers in ``bali_env.flags``, and mean the same in every command.
 A command's own flags live next to the code they configure: its module has ``parents()`` (the
 shared flags it takes), ``add_arguments(parser)`` (its own) and ``run(args) -> int``; ``commands``
 puts them together here (the commands of the arena, ``tournament`` and ``league``, and ``demo``
@@ -35,14 +35,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bali_env.engine import flags
-from bali_env.engine.flags import UsageError
+from bali_env import flags
+from bali_env.flags import UsageError
 
 
 @dataclass(frozen=True)
 class Command:
     """One ``bali`` subcommand: its line in ``bali --help``, the shared flags it takes (parent
-    parsers, ``bali_env.engine.flags``), the function that adds its own flags, and what runs it."""
+    parsers, ``bali_env.flags``), the function that adds its own flags, and what runs it."""
 
     help: str
     parents: Callable[[], list[argparse.ArgumentParser]]
@@ -69,9 +69,9 @@ def _demo(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     import numpy as np
 
-    import bali_env
+    from bali_env.envs.bali_v0 import env as make_env
 
-    env = bali_env.env(num_players=args.players, oracle=args.oracle, demon=args.demon, render_mode="ansi")
+    env = make_env(num_players=args.players, oracle=args.oracle, demon=args.demon, render_mode="ansi")
     rng = np.random.default_rng(args.seed)
     wins = np.zeros(args.players)
     steps = 0
@@ -263,12 +263,15 @@ def _league(args: argparse.Namespace) -> int:
 def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
     """The ``bali`` commands by name, in the order ``bali --help`` lists them. ``argv``, the
     command line to parse, picks ``bali train``'s trainer: ``train --framework rllib`` has RLlib's
-    flags (``bali_env.training.rllib``)."""
+    flags (``bali_env.trainers.rllib.launch``)."""
     from bali_env.apps import replay, terminal
     from bali_env.apps.web import serve
-    from bali_env.bench import run as bench
-    from bali_env.training import distil, exploit, train, value
-    from bali_env.training.alphazero import command as az
+    from bali_env.speed import run as bench
+    from bali_env.trainers.exploitability import exploit
+    from bali_env.trainers.finetune import distil
+    from bali_env.trainers.finetune import fit_value as value
+    from bali_env.trainers.ppo_selfplay import train
+    from bali_env.trainers.alphazero import command as az
 
     argv = list(argv or [])
     framework = train.framework(argv[1:]) if argv[:1] == ["train"] else "sb3"
@@ -311,13 +314,13 @@ def build_parser(argv: Sequence[str] | None = None) -> flags.Parser:
     """The ``bali`` parser: ``--version``, and a subcommand per command (``commands``; ``argv``
     picks ``bali train``'s trainer), each built from its shared flags (``parents``) and its own
     (``add_arguments``), its ``run`` the default of ``args.run``."""
-    from bali_env import __version__
+    from bali_env.release import VERSION
 
     parser = flags.Parser(prog="bali", description="Bali (Klaus-Jürgen Wrede, 2017) as a reinforcement-"
                                      "learning environment: tournaments, training, benchmarks, games.",
                                      epilog="bali COMMAND --help: the options of a command",
                                      formatter_class=_ListFormatter)
-    parser.add_argument("--version", action="version", version=f"bali-env {__version__}",
+    parser.add_argument("--version", action="version", version=f"bali-env {VERSION}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", required=True)
     for name, command in commands(argv).items():

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.agents.base import make_agent
+from bali_env.bots.registry import make_agent
 from bali_env.engine.validate import check_flag, check_int, check_num_players, check_seat, is_int
 from bali_env.envs.bali_v0 import raw_env
 from bali_env.pictures.frames import Frame, Spectator

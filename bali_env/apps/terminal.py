@@ -1,6 +1,6 @@
 """``bali play``: a terminal game of Bali for one human against bots.
 
-The human takes one seat, bots built with ``bali_env.agents.base.make_agent`` (``random``,
+The human takes one seat, bots built with ``bali_env.bots.registry.make_agent`` (``random``,
 ``greedy``, ``mcts``, ``mcts:sims=200``, ``ppo``, ``sb3:model.zip``...) fill the others: a
 ``TableSession`` (``session.py``), the game the web app plays too. Everything shown during the
 game is built from the human's own observation only (its ``Spectator`` frames), so the display shows
@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 
-from bali_env.engine import flags
+from bali_env import flags
 from bali_env.engine.ids import ACTION_NAMES
 from bali_env.engine.validate import check_int, check_num_players, check_seat
 from bali_env.pictures.frames import Frame
 from bali_env.pictures.text import fit, options_text, render_view
 
-from .session import SetupError, TableSession
+from bali_env.apps.session import SetupError, TableSession
 
 __all__ = ["PlayError", "add_arguments", "check_save_path", "parents", "parse_choice", "play_game", "run"]
 
@@ -204,7 +204,7 @@ def check_save_path(path: str | Path) -> Path:
 
 
 def parents() -> list[argparse.ArgumentParser]:
-    """The shared flags ``bali play`` takes (``bali_env.engine.flags``)."""
+    """The shared flags ``bali play`` takes (``bali_env.flags``)."""
     return [flags.players(3), flags.variants(), flags.seed(None, "the deal, >= 0")]
 
 

@@ -110,16 +110,17 @@ timeout), so equal runs write equal files.
 
 from __future__ import annotations
 
-from .checks import BACKENDS, check_out_dir, check_tournament, validate_agents
-from .errors import TournamentError, TournamentFailed, TournamentInterrupted
-from .journal import JOURNAL, read_journal
-from .games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
-from .report import TournamentResult, plot_ratings
-from .run import INTERPRETABLE_AGENTS, INTERPRETED_NOTE, QUICK_GAMES, QUICK_WAVES, run_tournament
-from .schedule import (LINEUP_SCHEME, agent_seed, cycle_length, deal_seed, lineup, participant_names,
+from bali_env.arena.checks import BACKENDS, check_out_dir, check_tournament, validate_agents
+from bali_env.arena.errors import TournamentError, TournamentFailed, TournamentInterrupted
+from bali_env.arena.journal import JOURNAL, read_journal
+from bali_env.arena.games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
+from bali_env.arena.standings import TournamentResult, plot_ratings
+from bali_env.arena.tournament import INTERPRETABLE_AGENTS, INTERPRETED_NOTE, QUICK_GAMES, QUICK_WAVES, run_tournament
+from bali_env.engine.seeds import agent_seed, deal_seed
+from bali_env.arena.schedule import (LINEUP_SCHEME, cycle_length, lineup, participant_names,
                        rounded_games)
-from .stats import Z95, compute_stats, game_ranks, rating_fit, wilson_interval
-from .workers import compile_share, warm_up
+from bali_env.arena.stats import Z95, compute_stats, game_ranks, rating_fit, wilson_interval
+from bali_env.arena.workers import compile_share, warm_up
 
 __all__ = [
     "BACKENDS", "DEFAULT_BATCH_SIZE", "INTERPRETABLE_AGENTS", "INTERPRETED_NOTE", "JOURNAL", "LINEUP_SCHEME",

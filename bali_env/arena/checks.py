@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bali_env.agents.base import make_agent
+from bali_env.bots.registry import make_agent
 from bali_env.engine.validate import check_choice, check_int, check_num_players, check_number, check_seed
 
-from .errors import TournamentError, setup_checks
-from .journal import FINISHED, JOURNAL, RUN_OUTPUTS
-from .schedule import check_sizes, participant_names, rounded_games
+from bali_env.arena.errors import TournamentError, setup_checks
+from bali_env.arena.journal import FINISHED, JOURNAL, RUN_OUTPUTS
+from bali_env.arena.schedule import check_sizes, participant_names, rounded_games
 
 
 TOURNAMENT_LIBRARIES = ("choix", "tqdm")  #: what the tournament extra brings that the core does not
@@ -58,7 +58,7 @@ def validate_agents(specs: Sequence[str], num_players: int | None = None, move_t
     ``move_time`` / ``game_time``, then told to quit) the name it says. A label that two
     different specs would share (two programs saying one name) is followed by its spec in
     brackets, so the table tells them apart (``participant_names`` numbers only true repeats)."""
-    from .protocol import BotFault
+    from bali_env.bots.protocol import BotFault
 
     labels = []
     for spec in specs:
@@ -127,7 +127,7 @@ def check_backend(backend: Any, ray_address: Any, chunk_size: Any) -> None:
         if chunk_size is not None:
             check_int("chunk_size", chunk_size, 1)
     if backend == "ray":
-        from .ray_backend import check_ray
+        from bali_env.arena.ray_backend import check_ray
 
         check_ray(ray_address)
 

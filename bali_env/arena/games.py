@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.agents.base import Agent, decision_keys, make_agent
-from .schedule import agent_seed, deal_seed, lineup
+from bali_env.bots.base import Agent
+from bali_env.bots.registry import make_agent
+from bali_env.engine.seeds import agent_seed, deal_seed, decision_keys
+from bali_env.arena.schedule import lineup
 
 DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
 PROGRESS_WAVES = 8  #: a worker plays its games in at least this many waves (see ``play_games``)
@@ -65,7 +67,7 @@ def _call(agent: Agent, obs: np.ndarray, masks: np.ndarray, keys: np.ndarray) ->
     (``(reason, detail)``; a crash's with its traceback, ``(reason, detail, traceback)``). A call
     that fails is repeated row by row, so that only the rows that fail lose (the same rows
     whatever the batching)."""
-    from .protocol.messages import BotFault
+    from bali_env.bots.protocol.messages import BotFault
 
     try:
         chosen = np.asarray(agent.act_batch_keyed(obs, masks, keys))
@@ -309,7 +311,7 @@ def _begin(agents: Sequence[Agent], names: Sequence[str], lineup_: np.ndarray, g
            variants: dict[str, bool]) -> dict[str, Any] | None:
     """Tell every seat's agent that game ``game`` starts; the forfeit of the first that fails
     (a ``cmd:`` bot that cannot be started), or None."""
-    from .protocol.messages import BotFault
+    from bali_env.bots.protocol.messages import BotFault
 
     who = [names[int(p)] for p in lineup_]
     for seat, p in enumerate(lineup_):

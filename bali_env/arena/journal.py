@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import TournamentError
+from bali_env.arena.errors import TournamentError
 
 JOURNAL = "journal.jsonl"  #: the append-only journal of finished games in a tournament's output folder
 FINISHED = "results.json"  #: written last: a folder holding it holds a finished tournament

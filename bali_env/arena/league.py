@@ -27,10 +27,10 @@ import numpy as np
 
 from bali_env.engine.validate import check_int
 
-from .checks import check_clock, check_extra, check_out_dir, validate_agents
-from .errors import TournamentError, setup_checks
-from .schedule import participant_names
-from .stats import RATING_NA_NOTE, game_ranks, rating_fit, rating_shown, rating_text, wilson_interval
+from bali_env.arena.checks import check_clock, check_extra, check_out_dir, validate_agents
+from bali_env.arena.errors import TournamentError, setup_checks
+from bali_env.arena.schedule import participant_names
+from bali_env.arena.stats import RATING_NA_NOTE, game_ranks, rating_fit, rating_shown, rating_text, wilson_interval
 
 TABLE_SIZES = (2, 3, 4)  #: the league's parts: 2-player pairs, the 3- and 4-player free-for-all
 FINISHED = "league.json"  #: written last: a folder holding it holds a finished league
@@ -230,7 +230,7 @@ def league_parts(specs: list[str], sizes: tuple[int, ...]) -> tuple[list[tuple[s
 
 def _play_part(specs: list[str], num_players: int, out: Path | None, resume: bool, settings: dict[str, Any]) -> Any:
     """One part of the league as a tournament in its own folder (resumed when its journal is there)."""
-    from .run import run_tournament
+    from bali_env.arena.tournament import run_tournament
 
     again = resume and out is not None and (out / "journal.jsonl").is_file()
     return run_tournament(specs, num_players=num_players, out_dir=out, resume=again, **settings)

@@ -51,7 +51,7 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
     variant = "+".join(v for v in ("oracle", "demon") if c.get(v)) or "base game"
     summary = (f"{len(results['participants'])} participants, {c['num_players']} players, {c['games']} games, "
                f"seed {c['seed']}, {variant}")
-    from .stats import RATING_NA_NOTE, ranking_key, rating_shown, rating_text
+    from bali_env.arena.stats import RATING_NA_NOTE, ranking_key, rating_shown, rating_text
 
     ranked = sorted(results["participants"], key=ranking_key)
     rows = "".join(

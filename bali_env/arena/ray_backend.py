@@ -14,7 +14,7 @@ so on a cluster that file must exist at the same path on every node (or be an in
 package). Each node compiles the Numba kernels once into its disk cache.
 
 Same results as the local backend: game k is dealt from ``deal_seed(seed, k)`` and every decision draws
-from its own key (``bali_env.agents.base.decision_keys``), so a game plays out the same in any chunk,
+from its own key (``bali_env.bots.base.decision_keys``), so a game plays out the same in any chunk,
 worker or backend. A chunk whose worker dies (killed, node lost) is retried by Ray (up to
 ``MAX_RETRIES`` times); its games are journaled only when the chunk's result arrives, so none is
 lost or counted twice. Progress bar, journal and ``--resume`` work as with local workers.
@@ -37,7 +37,7 @@ def check_ray(address: str | None) -> None:
     """Fail fast, before any game: Ray must be installed, and ``address`` (``host:port``, or
     ``auto`` for the cluster this machine belongs to) must accept a connection within
     ``CONNECT_TIMEOUT`` seconds. Raises ``TournamentError`` saying what to do."""
-    from .errors import TournamentError
+    from bali_env.arena.errors import TournamentError
 
     try:
         import ray  # noqa: F401
@@ -85,7 +85,7 @@ def _play_chunk(job: dict[str, Any], games: list[int]) -> list[dict[str, Any]]:
     """A Ray task: play the games ``games`` of the tournament ``job`` on one Numba thread."""
     import numba
 
-    from .games import play_games
+    from bali_env.arena.games import play_games
 
     numba.set_num_threads(1)
     return play_games(games=games, worker=0, **job)
@@ -94,7 +94,7 @@ def _play_chunk(job: dict[str, Any], games: list[int]) -> list[dict[str, Any]]:
 def default_chunk_size(todo: int, cpus: int, batch_size: int) -> int:
     """Games per task: about ``PROGRESS_WAVES`` chunks per CPU (the bar moves and a lost worker
     costs little), at most ``batch_size``."""
-    from .games import PROGRESS_WAVES
+    from bali_env.arena.games import PROGRESS_WAVES
 
     return max(1, min(batch_size, math.ceil(todo / (PROGRESS_WAVES * max(cpus, 1)))))
 

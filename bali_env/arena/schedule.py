@@ -8,36 +8,15 @@ import itertools
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 from bali_env.engine.validate import check_int, check_num_players
 
-from .errors import TournamentError, setup_checks
+from bali_env.arena.errors import TournamentError, setup_checks
 
 LINEUP_SCHEME = (
     "m == n: game k seats the cyclic rotation k mod n of the participants (seat s = participant (s + k) mod n); "
     "m > n: combination (k // n) mod C(m, n) of itertools.combinations(range(m), n), rotation k mod n; "
     "games rounded up to whole cycles"
 )
-
-
-_MASK64 = 2**64 - 1
-
-
-def _splitmix(z: int) -> int:
-    """SplitMix64's finaliser on a Python int (the mixing step of ``deal_seed``)."""
-    z = (z + 0x9E3779B97F4A7C15) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
-def deal_seed(seed: int, game: int) -> int:
-    """The seed game ``game`` of a tournament seeded ``seed`` is dealt from: the two hashed together
-    (SplitMix64) and cut to 53 bits, so it is exact in any JSON reader. Tournaments with different
-    seeds share no deal (two given deals coincide with chance 2^-53), and
-    ``bali_env.env(...).reset(seed=deal_seed(seed, k))`` deals game k again (each record keeps it)."""
-    return _splitmix(_splitmix(int(seed) & _MASK64) ^ int(game)) >> 11
 
 
 def participant_names(specs: Sequence[str]) -> list[str]:
@@ -102,10 +81,4 @@ def rounded_games(games: int, num_participants: int, num_players: int) -> int:
     cycle = cycle_length(num_participants, num_players)
     return max(1, -(-int(games) // cycle)) * cycle
 
-
-def agent_seed(seed: int, participant: int, worker: int = 0) -> int:
-    """The seed participant ``participant``'s agent is built with (every worker builds it with
-    ``worker=0``: the randomness of its moves comes from ``decision_keys``)."""
-    ss = np.random.SeedSequence([int(seed) % 2**64, participant, worker])
-    return int(ss.generate_state(1, np.uint64)[0])
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .protocol.messages import FAULTS
+from bali_env.bots.protocol.messages import FAULTS
 
 Z95 = 1.959963984540054  #: the standard normal quantile of 0.975 (two-sided 95%)
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.agents.base import make_agent
+from bali_env.bots.registry import make_agent
 from bali_env.engine import compile_notice
-from .games import play_games
+from bali_env.arena.games import play_games
 
 COMPILE_NOTICE = "compiling the game kernels (first run only; cached afterwards)"  #: said only when Numba compiles
 

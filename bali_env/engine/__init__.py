@@ -8,7 +8,7 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 |---|---|---|
 | ``ids.py`` | 1, 6 | card, category, action, phase and decision ids; prices and points; every name |
 | ``state.py`` | 8 | the state layout, its named index kernels (``s[hand(p, SHRINE)]``), seat arithmetic |
-| ``rng.py`` | | the SplitMix64 stream (dealing and the random policy only) |
+| ``seeds.py`` | | every seed and random number: the kernels' SplitMix64 stream, deal and agent seeds |
 | ``deal.py`` | 2 | set-up: ``init_game`` |
 | ``knowledge.py`` | 5 | what the others know of a seat's offering cards |
 | ``take_offering.py`` | 3, phase 1 | ``legal_take_offering`` / ``apply_take_offering``, ``offering_price`` |
@@ -45,12 +45,12 @@ game is deterministic (the deck order is part of the state).
 
 from __future__ import annotations
 
-from . import compile_notice, numba_cache
+from bali_env.engine import compile_notice, numba_cache
 
 numba_cache.install()  # before any kernel is defined
 compile_notice.install()  # a first compile says so, once
 
-from .batch import (  # noqa: E402
+from bali_env.engine.batch import (  # noqa: E402
     batch_reset,
     batch_reset_one,
     batch_step_parallel,
@@ -61,10 +61,10 @@ from .batch import (  # noqa: E402
     rollout_new_games,
     rollout_states,
 )
-from .deal import init_game  # noqa: E402
-from .decode import DECODED_SIZE, ObservationView, decode_counts, decode_observation  # noqa: E402
-from .determinization import check_observation, determinize  # noqa: E402
-from .end import (  # noqa: E402
+from bali_env.engine.deal import init_game  # noqa: E402
+from bali_env.engine.decode import DECODED_SIZE, ObservationView, decode_counts, decode_observation  # noqa: E402
+from bali_env.engine.determinization import check_observation, determinize  # noqa: E402
+from bali_env.engine.end import (  # noqa: E402
     N_PARTS,
     PART_OFFERINGS,
     PART_SHRINES,
@@ -80,15 +80,15 @@ from .end import (  # noqa: E402
     stone_points,
     terminal_rewards,
 )
-from .ids import *  # noqa: E402,F403
-from .obs_spec import *  # noqa: E402,F403
-from .observe import decision_index, obs_count, obs_num_players, obs_one_hot, observe  # noqa: E402
-from .play import farmers_price  # noqa: E402
-from .rng import rng_below, rng_next, shuffle  # noqa: E402
-from .scoring import farmer_choice_category, majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
-from .state import *  # noqa: E402,F403
-from .step import apply_action, is_legal, legal_mask, step_checked  # noqa: E402
-from .symmetry import (  # noqa: E402
+from bali_env.engine.ids import *  # noqa: E402,F403
+from bali_env.engine.obs_spec import *  # noqa: E402,F403
+from bali_env.engine.observe import decision_index, obs_count, obs_num_players, obs_one_hot, observe  # noqa: E402
+from bali_env.engine.play import farmers_price  # noqa: E402
+from bali_env.engine.seeds import rng_below, rng_next, shuffle  # noqa: E402
+from bali_env.engine.scoring import farmer_choice_category, majority_holder, majority_seat, shrine_reward_amount  # noqa: E402
+from bali_env.engine.state import *  # noqa: E402,F403
+from bali_env.engine.step import apply_action, is_legal, legal_mask, step_checked  # noqa: E402
+from bali_env.engine.symmetry import (  # noqa: E402
     COLUMN_ORDERS,
     COLUMN_ROTATIONS,
     check_column_order,
@@ -96,4 +96,4 @@ from .symmetry import (  # noqa: E402
     column_permutation,
     move_columns,
 )
-from .take_offering import offering_cost, offering_price  # noqa: E402
+from bali_env.engine.take_offering import offering_cost, offering_price  # noqa: E402

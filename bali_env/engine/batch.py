@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .deal import init_game
-from .end import terminal_rewards
-from .ids import MAX_PLAYERS, N_ACTIONS, PH_GAME_OVER
-from .observe import observe
-from .rng import rng_below, rng_next
-from .state import S_PHASE, S_TO_MOVE, S_WINNERS, STATE_SIZE, final_score
-from .step import apply_action, is_legal, legal_mask
+from bali_env.engine.deal import init_game
+from bali_env.engine.end import terminal_rewards
+from bali_env.engine.ids import MAX_PLAYERS, N_ACTIONS, PH_GAME_OVER
+from bali_env.engine.observe import observe
+from bali_env.engine.seeds import rng_below, rng_next
+from bali_env.engine.state import S_PHASE, S_TO_MOVE, S_WINNERS, STATE_SIZE, final_score
+from bali_env.engine.step import apply_action, is_legal, legal_mask
 
 
 @njit(cache=True)

@@ -12,8 +12,8 @@ import numpy as np
 
 from bali_env import engine as C
 
-from .ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, TIEBREAK_NAMES
-from .validate import check_action, check_seed, is_int
+from bali_env.engine.ids import ACTION_NAMES, CARD_NAMES, CATEGORY_NAMES, TIEBREAK_NAMES
+from bali_env.engine.validate import check_action, check_seed, is_int
 
 OPTION_KEYS = ("deck", "starter_sets", "altar")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     BASE_DECK_SIZE,
     COLUMN_SIZE,
     DECK_COUNTS,
@@ -20,8 +20,8 @@ from .ids import (
     STONECUTTER,
     SUPPLY_PER_CATEGORY,
 )
-from .rng import shuffle
-from .state import (
+from bali_env.engine.seeds import shuffle
+from bali_env.engine.state import (
     S_ACTIVE,
     S_ALTAR_LEN,
     S_BONUS_SEAT,

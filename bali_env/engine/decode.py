@@ -5,7 +5,7 @@ encodes, the one reading of an observation that everything shares.
 observation spec (``obs_spec``: ``O_*`` offsets, ``SO_*`` seat offsets, ``X_*`` scales) into the
 ``int64`` row ``v`` with the named slots below (``V_*``; ``hand(seat, card)`` and the other
 accessors index the per-seat blocks). The determinizer (``determinization.determinize``) and the
-greedy heuristic (``bali_env.agents.greedy``, whose own working slots follow ``DECODED_SIZE``)
+greedy heuristic (``bali_env.bots.greedy``, whose own working slots follow ``DECODED_SIZE``)
 read observations through it; ``decode_observation(obs)`` turns the same row into an
 ``ObservationView`` of readable counts for Python code (``bali play``, the pictures, the bot
 protocol).
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     COLUMN_SIZE,
     D_GAME_OVER,
     DECISION_NAMES,
@@ -33,7 +33,7 @@ from .ids import (
     N_DECISIONS,
     ORACLE_WINDOW,
 )
-from .obs_spec import (
+from bali_env.engine.obs_spec import (
     O_ACTIVE,
     O_ALTAR,
     O_ALTAR_KNOWN,
@@ -76,7 +76,7 @@ from .obs_spec import (
     X_VP,
     X_WINDOW,
 )
-from .observe import obs_count, obs_num_players, obs_one_hot
+from bali_env.engine.observe import obs_count, obs_num_players, obs_one_hot
 
 # ----------------------------------------------------------------------------- the decoded row
 V_N = 0  #: number of players

@@ -12,7 +12,7 @@ drawn from the SplitMix64 stream ``rng``, only among the cards the observer cann
   below the known top cards.
 
 It is a kernel (no checks): ``check_observation`` first, for anything that did not come from
-``observe``. The search (``bali_env.agents.mcts_search``) samples one state per iteration with it.
+``observe``. The search (``bali_env.bots.mcts_search``) samples one state per iteration with it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     ALTAR_MAX,
     BASE_DECK_SIZE,
     D_FARMER_CHOICE,
@@ -55,7 +55,7 @@ from .ids import (
     PH_TAKE_OFFERING,
     SUPPLY_PER_CATEGORY,
 )
-from .obs_spec import (
+from bali_env.engine.obs_spec import (
     O_ACTIVE,
     O_ALTAR_TOP,
     O_DECISION,
@@ -69,11 +69,11 @@ from .obs_spec import (
     SO_PRESENT,
     observation_slot_names,
 )
-from . import decode as D
-from .observe import obs_num_players
-from .rng import rng_below, shuffle
-from .scoring import majority_seat
-from .state import (
+from bali_env.engine import decode as D
+from bali_env.engine.observe import obs_num_players
+from bali_env.engine.seeds import rng_below, shuffle
+from bali_env.engine.scoring import majority_seat
+from bali_env.engine.state import (
     relative_seat,
     S_ACTIVE,
     S_ALTAR_LEN,

@@ -15,8 +15,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ids import COLUMN_SIZE, MAX_PLAYERS, N_CATEGORIES, PH_GAME_OVER, SHRINE, SHRINE_POINTS, STONES_PER_POINT
-from .state import (
+from bali_env.engine.ids import (
+    COLUMN_SIZE,
+    MAX_PLAYERS,
+    N_CATEGORIES,
+    PH_GAME_OVER,
+    SHRINE,
+    SHRINE_POINTS,
+    STONES_PER_POINT,
+)
+from bali_env.engine.state import (
     S_ALTAR_LEN,
     S_NUM_PLAYERS,
     S_PEEKS,

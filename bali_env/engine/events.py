@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ids import (
+from bali_env.engine.ids import (
     A_ORACLE_TAKE,
     A_REFILL,
     N_CATEGORIES,
@@ -27,7 +27,16 @@ from .ids import (
     PH_SHRINE_REWARD,
     is_oracle_take,
 )
-from .state import S_ACTIVE, S_ALTAR_LEN, S_DECK_POS, S_LAST_COL, S_NUM_PLAYERS, S_PHASE, S_TO_MOVE, state_blocks
+from bali_env.engine.state import (
+    S_ACTIVE,
+    S_ALTAR_LEN,
+    S_DECK_POS,
+    S_LAST_COL,
+    S_NUM_PLAYERS,
+    S_PHASE,
+    S_TO_MOVE,
+    state_blocks,
+)
 
 TAKE = "take"  #: a refill take: ``seat`` took ``card`` from ``column``
 DEALT = "dealt"  #: ``column`` was dealt ``cards`` (take order), ``removed`` oracles taken out of it

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import N_CATEGORIES
-from .state import known_max, known_min, offering_total, offerings
+from bali_env.engine.ids import N_CATEGORIES
+from bali_env.engine.state import known_max, known_min, offering_total, offerings
 
 
 @njit(cache=True)

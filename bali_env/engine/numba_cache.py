@@ -3,14 +3,23 @@
 Numba keys a cached kernel on the source of the file that defines it only: change a callee in
 another file and the caller's cached machine code (which holds the old callee) would still be
 loaded. Here every kernel file of the engine, and every file that registers itself with
-``cover`` (the search kernels of ``agents/``), gets a source stamp that also holds a hash of
-*all* engine sources: any change to any engine file makes every dependent cache entry stale,
-and Numba then recompiles and overwrites it. ``install()`` runs when ``bali_env.engine`` is
-imported, before any kernel is defined.
+``cover`` (the search kernels of ``bots/``), gets a source stamp that also holds a hash of the
+engine's *kernel sources* (``kernel_sources``: the files that define kernels and the engine
+files they import, the constants among them): a change to any of them makes every dependent
+cache entry stale, and Numba then recompiles and overwrites it. Editing an engine file no kernel
+is compiled from (the validators, the contract, the compile notice, this file) keeps the cache.
+
+What it changes in Numba, for this package's kernels only: the cache locators are ours for the
+files above and Numba's own for every other file (a user's ``@njit(cache=True)`` function is
+cached exactly as Numba caches it), and an unreadable cache entry of one of our kernels (a file
+cut short, a disk error) is a cache miss with a warning, compiled again, instead of an error in
+every later run; another file's unreadable entry fails as Numba makes it fail. ``install()`` runs
+when ``bali_env.engine`` is imported, before any kernel is defined.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 from pathlib import Path
@@ -22,11 +31,45 @@ ENGINE_DIR = Path(__file__).resolve().parent
 _covered: dict[Path, tuple[Path, ...]] = {}  # kernel file outside the engine -> other files it depends on
 
 
+def _defines_kernels(tree: ast.Module) -> bool:
+    """Whether a module defines a Numba kernel (a function decorated ``@njit`` or ``@njit(...)``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                if getattr(target, "id", getattr(target, "attr", "")) == "njit":
+                    return True
+    return False
+
+
+def _engine_imports(tree: ast.Module, package: str) -> set[str]:
+    """The engine modules (by file stem) a module imports by name, anywhere in its file."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package + "."):
+            found.add(node.module.split(".")[len(package.split("."))])
+    return found
+
+
+def kernel_sources(directory: Path = ENGINE_DIR, package: str = "bali_env.engine") -> list[Path]:
+    """The engine files the kernels are compiled from: every file that defines a kernel, and every
+    engine file those import (their constants are compiled in), sorted by name."""
+    trees = {p.stem: ast.parse(p.read_text(), filename=str(p)) for p in directory.glob("*.py") if p.stem != "__init__"}
+    found = {stem for stem, tree in trees.items() if _defines_kernels(tree)}
+    todo = list(found)
+    while todo:
+        for dep in _engine_imports(trees[todo.pop()], package) & set(trees):
+            if dep not in found:
+                found.add(dep)
+                todo.append(dep)
+    return sorted(directory / f"{stem}.py" for stem in found)
+
+
 @functools.lru_cache(maxsize=1)
-def engine_sources_hash() -> str:
-    """SHA-256 over the names and contents of every ``.py`` file of the engine package."""
+def engine_sources_hash(directory: Path = ENGINE_DIR) -> str:
+    """SHA-256 over the names and contents of the engine's kernel sources (``kernel_sources``)."""
     h = hashlib.sha256()
-    for path in sorted(ENGINE_DIR.glob("*.py")):
+    for path in kernel_sources(directory):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -86,11 +129,14 @@ LOCATORS = tuple(type(f"Engine{base.__name__.lstrip('_')}", (_EngineStamp, base)
 
 
 def _tolerant_load(original: Any) -> Any:
-    """Numba's ``Cache._load_overload``, except that a cache entry that cannot be read (a file cut
-    short or corrupted) is a cache miss with a warning naming the folder, instead of an error in
-    every later run: the kernel is compiled again and the entry rewritten."""
+    """Numba's ``Cache._load_overload``, except that an entry of one of this package's kernels that
+    cannot be read (a file cut short or corrupted) is a cache miss with a warning naming the folder,
+    instead of an error in every later run: the kernel is compiled again and the entry rewritten.
+    Every other file's cache is loaded by Numba's own code, errors and all."""
 
     def load(self: Any, sig: Any, target_context: Any) -> Any:
+        if not isinstance(getattr(getattr(self, "_impl", None), "locator", None), _EngineStamp):
+            return original(self, sig, target_context)  # not one of ours: Numba's own behaviour
         try:
             return original(self, sig, target_context)
         except Exception as exc:  # noqa: BLE001  (any unreadable entry: recompile)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ids import (
+from bali_env.engine.ids import (
     CARD_KEYS,
     CATEGORY_NAMES,
     COLUMN_SIZE,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     COLUMN_SIZE,
     D_OFFER_FACE_DOWN,
     D_OFFER_FACE_UP,
@@ -32,7 +32,7 @@ from .ids import (
     PH_SHRINE_REWARD,
     PH_TAKE_OFFERING,
 )
-from .obs_spec import (
+from bali_env.engine.obs_spec import (
     O_ACTIVE,
     O_ALTAR,
     O_ALTAR_KNOWN,
@@ -76,8 +76,8 @@ from .obs_spec import (
     X_VP,
     X_WINDOW,
 )
-from .scoring import shrine_reward_amount
-from .state import (
+from bali_env.engine.scoring import shrine_reward_amount
+from bali_env.engine.state import (
     absolute_seat,
     relative_seat,
     S_ACTIVE,
@@ -113,7 +113,7 @@ from .state import (
     tableau,
     vp,
 )
-from .step import legal_mask
+from bali_env.engine.step import legal_mask
 
 
 # ----------------------------------------------------------------------------- reading an observation

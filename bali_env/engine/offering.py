@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import A_OFFER_OWN, A_OFFER_SUPPLY, N_CATEGORIES, PH_OFFER_OWN, PH_OFFER_SUPPLY
-from .knowledge import lose_offering_hidden, lose_offering_public
-from .refill import start_refill
-from .state import (
+from bali_env.engine.ids import A_OFFER_OWN, A_OFFER_SUPPLY, N_CATEGORIES, PH_OFFER_OWN, PH_OFFER_SUPPLY
+from bali_env.engine.knowledge import lose_offering_hidden, lose_offering_public
+from bali_env.engine.refill import start_refill
+from bali_env.engine.state import (
     absolute_seat,
     S_ACTIVE,
     S_ALTAR_LEN,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import A_ORACLE_NONE, A_ORACLE_TAKE
-from .knowledge import gain_offering_hidden
-from .refill import continue_refill
-from .state import S_ALTAR_LEN, S_PEEKS, S_WINDOW, altar, altar_known
+from bali_env.engine.ids import A_ORACLE_NONE, A_ORACLE_TAKE
+from bali_env.engine.knowledge import gain_offering_hidden
+from bali_env.engine.refill import continue_refill
+from bali_env.engine.state import S_ALTAR_LEN, S_PEEKS, S_WINDOW, altar, altar_known
 
 
 @njit(cache=True, inline="always")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     A_DISCARD_SHRINE,
     A_PLAY_FARMERS,
     A_PLAY_PRIEST,
@@ -24,9 +24,9 @@ from .ids import (
     SHRINE_COST,
     STONECUTTER,
 )
-from .offering import start_offering
-from .refill import start_refill
-from .state import S_DEMON, S_DEMON_COL, hand, stones, tableau
+from bali_env.engine.offering import start_offering
+from bali_env.engine.refill import start_refill
+from bali_env.engine.state import S_DEMON, S_DEMON_COL, hand, stones, tableau
 
 
 @njit(cache=True, inline="always")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from .end import deck_ran_out, deck_too_short_to_deal, end_game
-from .ids import A_REFILL, COLUMN_SIZE, HAND_SIZE, N_COLUMNS, ORACLE, ORACLE_WINDOW, PH_ORACLE, PH_REFILL
-from .scoring import start_scoring
-from .state import (
+from bali_env.engine.end import deck_ran_out, deck_too_short_to_deal, end_game
+from bali_env.engine.ids import A_REFILL, COLUMN_SIZE, HAND_SIZE, N_COLUMNS, ORACLE, ORACLE_WINDOW, PH_ORACLE, PH_REFILL
+from bali_env.engine.scoring import start_scoring
+from bali_env.engine.state import (
     S_ACTIVE,
     S_ALTAR_LEN,
     S_DECK_POS,

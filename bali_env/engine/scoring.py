@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     A_FARMER_CHOICE,
     A_SHRINE_STONES,
     A_SHRINE_VP,
@@ -27,8 +27,8 @@ from .ids import (
     SHRINE,
     STONECUTTER,
 )
-from .knowledge import gain_offering_public
-from .state import (
+from bali_env.engine.knowledge import gain_offering_public
+from bali_env.engine.state import (
     absolute_seat,
     S_ACTIVE,
     S_BONUS_SEAT,

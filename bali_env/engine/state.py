@@ -19,7 +19,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .ids import ALTAR_MAX, COLUMN_SIZE, MAX_PLAYERS, N_CARD_TYPES, N_CATEGORIES, N_COLUMNS, ORACLE_DECK_SIZE
+from bali_env.engine.ids import (
+    ALTAR_MAX,
+    COLUMN_SIZE,
+    MAX_PLAYERS,
+    N_CARD_TYPES,
+    N_CATEGORIES,
+    N_COLUMNS,
+    ORACLE_DECK_SIZE,
+)
 
 # ----------------------------------------------------------------------------- header: one slot each
 S_NUM_PLAYERS = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ids import (
+from bali_env.engine.ids import (
     N_ACTIONS,
     PH_FARMER_CHOICE,
     PH_OFFER_OWN,
@@ -22,13 +22,13 @@ from .ids import (
     PH_SHRINE_REWARD,
     PH_TAKE_OFFERING,
 )
-from .offering import apply_offer_own, apply_offer_supply, legal_offer_own, legal_offer_supply
-from .oracle import apply_oracle, legal_oracle
-from .play import apply_play, legal_play
-from .refill import apply_refill, legal_refill
-from .scoring import apply_farmer_choice, apply_shrine_reward, legal_farmer_choice, legal_shrine_reward
-from .state import S_DECISIONS, S_PHASE, S_TO_MOVE
-from .take_offering import apply_take_offering, legal_take_offering
+from bali_env.engine.offering import apply_offer_own, apply_offer_supply, legal_offer_own, legal_offer_supply
+from bali_env.engine.oracle import apply_oracle, legal_oracle
+from bali_env.engine.play import apply_play, legal_play
+from bali_env.engine.refill import apply_refill, legal_refill
+from bali_env.engine.scoring import apply_farmer_choice, apply_shrine_reward, legal_farmer_choice, legal_shrine_reward
+from bali_env.engine.state import S_DECISIONS, S_PHASE, S_TO_MOVE
+from bali_env.engine.take_offering import apply_take_offering, legal_take_offering
 
 
 @njit(cache=True, inline="always")

@@ -11,7 +11,7 @@ column to the right, from column 3 back to 0 (``column_orders``).
 what column ``c`` holds, ``obs[obs_index]`` is its observation and ``mask[action_index]`` its
 legal actions (the refill actions move with their columns, every other slot stays). Training can
 read its rows in random orders, as AlphaGo Zero read Go's eight symmetries
-(``bali_env.agents.features.input_permutation`` extends the maps to a policy's input;
+(``bali_env.bots.features.input_permutation`` extends the maps to a policy's input;
 ``python -m benchmarks.az_fit --permute-columns`` measures what that does to a fit).
 """
 
@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .ids import A_REFILL, COLUMN_SIZE, N_ACTIONS, N_CARD_TYPES, N_COLUMNS
-from .obs_spec import O_DEMON, O_LAST_COL, O_MARKET, OBS_DIM
-from .state import S_COL_LEN, S_COL_POS, S_DEMON, S_DEMON_COL, S_LAST_COL, S_MARKET, STATE_SIZE
+from bali_env.engine.ids import A_REFILL, COLUMN_SIZE, N_ACTIONS, N_CARD_TYPES, N_COLUMNS
+from bali_env.engine.obs_spec import O_DEMON, O_LAST_COL, O_MARKET, OBS_DIM
+from bali_env.engine.state import S_COL_LEN, S_COL_POS, S_DEMON, S_DEMON_COL, S_LAST_COL, S_MARKET, STATE_SIZE
 
 COLUMN_ORDERS: tuple[tuple[int, ...], ...] = tuple(itertools.permutations(range(N_COLUMNS)))  #: all 24 orders
 COLUMN_ROTATIONS: tuple[tuple[int, ...], ...] = tuple(tuple((c + r) % N_COLUMNS for c in range(N_COLUMNS))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from .ids import A_PASS, A_TAKE_OFFERING, FARMER, N_CATEGORIES, OFFERING_BASE_PRICE, PH_PLAY
-from .knowledge import gain_offering_public
-from .state import S_PHASE, stones, supply, tableau
+from bali_env.engine.ids import A_PASS, A_TAKE_OFFERING, FARMER, N_CATEGORIES, OFFERING_BASE_PRICE, PH_PLAY
+from bali_env.engine.knowledge import gain_offering_public
+from bali_env.engine.state import S_PHASE, stones, supply, tableau
 
 
 @njit(cache=True, inline="always")

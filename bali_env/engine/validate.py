@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .ids import MAX_PLAYERS, MIN_PLAYERS, N_ACTIONS
+from bali_env.engine.ids import MAX_PLAYERS, MIN_PLAYERS, N_ACTIONS
 
 T = TypeVar("T")
 

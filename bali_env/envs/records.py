@@ -34,9 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from bali_env.engine.validate import model_problem
 
-from .bali_v0 import RECORD_FORMAT as FORMAT
-from .bali_v0 import RECORD_VERSION as VERSION
-from .bali_v0 import GameRecord, new_record, raw_env
+from bali_env.envs.bali_v0 import RECORD_FORMAT as FORMAT
+from bali_env.envs.bali_v0 import RECORD_VERSION as VERSION
+from bali_env.envs.bali_v0 import GameRecord, new_record, raw_env
 
 __all__ = ["FORMAT", "GameRecord", "RecordModel", "RecordVariants", "VERSION", "env_for", "load_record", "make_record",
            "new_record", "parse_record", "playthrough", "replay_states", "save_record", "validate_record"]

@@ -19,6 +19,6 @@ that viewer saw them (``text.describe_move``) and, once the game is over, its re
 
 from __future__ import annotations
 
-from .svg import HEIGHT, WIDTH, render_svg, table_parts
+from bali_env.pictures.svg import HEIGHT, WIDTH, render_svg, table_parts
 
 __all__ = ["HEIGHT", "WIDTH", "render_svg", "table_parts"]

@@ -24,9 +24,9 @@ from bali_env.engine.contract import action_to_str, dealt_state, final_result
 from bali_env.engine.decode import ObservationView, decode_observation
 from bali_env.engine.events import move_events
 
-from .narrate import TurnNarrator
-from .svg import table_parts, viewpoint_text
-from .text import describe_move, public_view, revealed_view, scored_view
+from bali_env.pictures.narrate import TurnNarrator
+from bali_env.pictures.svg import table_parts, viewpoint_text
+from bali_env.pictures.text import describe_move, public_view, revealed_view, scored_view
 
 
 @dataclass(frozen=True)

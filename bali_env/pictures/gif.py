@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .frames import Spectator, frame_parts, labels_for, record_frames
-from .raster import Rasterizer
+from bali_env.pictures.frames import Spectator, frame_parts, labels_for, record_frames
+from bali_env.pictures.raster import Rasterizer
 
 FIRST_MS, MOVE_MS, LAST_MS = 1500, 700, 6000  #: how long the first frame, each move and the end show
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from bali_env.engine.state import absolute_seat
 
-from .frames import Frame, Spectator, frame_parts, labels_for, record_frames
-from .narrate import final_scoring_text, result_text
-from .style import DEFS
-from .svg import SVG_CLOSE, SVG_OPEN, svg_elements
+from bali_env.pictures.frames import Frame, Spectator, frame_parts, labels_for, record_frames
+from bali_env.pictures.narrate import final_scoring_text, result_text
+from bali_env.pictures.style import DEFS
+from bali_env.pictures.svg import SVG_CLOSE, SVG_OPEN, svg_elements
 
 
 def _asset(name: str) -> str:

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .style import DEFS, FONT, INK, PAPER
-from .svg import HEIGHT, WIDTH, part_boxes, svg_elements
+from bali_env.pictures.style import DEFS, FONT, INK, PAPER
+from bali_env.pictures.svg import HEIGHT, WIDTH, part_boxes, svg_elements
 
 #: the fonts resvg draws with (no system font: the same pixels everywhere); licence in fonts/
 FONT_FILES = tuple(str(resources.files(__package__) / "fonts" / name)

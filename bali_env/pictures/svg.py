@@ -25,9 +25,9 @@ from typing import Any
 
 from bali_env.engine.ids import COLUMN_SIZE, N_CARD_TYPES, N_CATEGORIES, ORACLE, SHRINE_POINTS, STONES_PER_POINT
 from bali_env.engine.state import absolute_seat, relative_seat
-from .text import pending_decision
+from bali_env.pictures.text import pending_decision
 from bali_env.engine.decode import ObservationView
-from .style import DEFS, EDGE, FONT, HEADER, HIGHLIGHT, INK, MUTED, PANEL, PAPER
+from bali_env.pictures.style import DEFS, EDGE, FONT, HEADER, HIGHLIGHT, INK, MUTED, PANEL, PAPER
 
 WIDTH, HEIGHT = 1280, 720  #: the picture's size in SVG units (and pixels at scale 1)
 #: every picture starts with this: the root element and the table's colour

@@ -10,7 +10,7 @@ others. What Gymnasium, stable-baselines3 and ``bali train`` train on.
 | ``sb3.py`` | ``BaliSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv`` (``bali train`` uses it) |
 
 The environments themselves (the AEC env, the batched engine) are ``bali_env.envs``'; the
-opponents are ``bali_env.agents``' bots (and bots in any language, ``bali_env.arena.protocol``),
+opponents are ``bali_env.bots``' bots (and bots in any language, ``bali_env.bots.protocol``),
 so this room stands above both.
 """
 

@@ -62,7 +62,7 @@ class OpponentPool:
         generator's state (a search's stream too: ``mcts``), and the weights of frozen policy
         snapshots; agents that are not snapshots are rebuilt from their name (an agent spec such as
         ``greedy`` or ``mcts:sims=200``)."""
-        from bali_env.agents.ppo import PPOAgent
+        from bali_env.bots.ppo import PPOAgent
 
         entries = []
         for name, agent, weight in zip(self.names, self.agents, self.weights, strict=True):
@@ -76,7 +76,7 @@ class OpponentPool:
     @classmethod
     def from_checkpoint(cls, saved: dict[str, Any]) -> OpponentPool:
         """The pool ``checkpoint()`` saved, generators included."""
-        from bali_env.agents.ppo import ExportedPolicy, PPOAgent
+        from bali_env.bots.ppo import ExportedPolicy, PPOAgent
 
         pool = cls()
         pool.rng.bit_generator.state = saved["rng"]
@@ -95,9 +95,9 @@ class OpponentPool:
 
 def make_policy_opponent(policy: Any, seed: int | None = None, deterministic: bool = False) -> Any:
     """A frozen copy of an SB3 (Maskable) policy as an opponent that plays by the NumPy forward
-    pass (``bali_env.agents.ppo``): no torch call per opponent move, sampling from the masked policy
+    pass (``bali_env.bots.ppo``): no torch call per opponent move, sampling from the masked policy
     with its own seeded generator (or its most probable action with ``deterministic``)."""
-    from bali_env.agents.ppo import ExportedPolicy, PPOAgent
+    from bali_env.bots.ppo import ExportedPolicy, PPOAgent
 
     return PPOAgent(seed=seed, policy=ExportedPolicy.from_sb3(policy), deterministic=deterministic, name="self")
 
@@ -121,7 +121,7 @@ def opponent_weights(text: str) -> dict[str, float]:
     ``ppo:path=runs/a/final.npz:1``, ``cmd:python3 bot.py:1``; ``self`` = past snapshots of the
     learner, ``mcts`` = ``mcts:sims=--mcts-sims``). Every spec is checked (``make_agent``);
     ValueError saying what is wrong."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     weights: dict[str, float] = {}
     for item in _items(text):
@@ -148,7 +148,7 @@ def opponent_weights(text: str) -> dict[str, float]:
 def opponent(spec: str, seed: int) -> Any:
     """The agent of an opponent spec; a ``cmd:`` bot plays through ``ForgivingBot`` (a training
     run goes on when the bot fails a decision)."""
-    from bali_env.agents import make_agent
+    from bali_env.bots import make_agent
 
     agent = make_agent(spec, seed=seed)
     return ForgivingBot(agent) if spec.partition(":")[0] == "cmd" else agent
@@ -174,7 +174,7 @@ class ForgivingBot:
         """One action per row, from the bot, or random where it failed."""
         import sys
 
-        from bali_env.arena.protocol import BotFault
+        from bali_env.bots.protocol import BotFault
 
         out = np.empty(len(observations), dtype=np.int64)
         for i, (o, m) in enumerate(zip(observations, action_masks, strict=True)):

@@ -35,7 +35,7 @@ from bali_env.engine.contract import seed_to_uint64
 from bali_env.engine.validate import check_seat
 from bali_env.envs.bali_v0 import raw_env
 
-from .opponents import DEFAULT_OPPONENTS, pool_from_spec
+from bali_env.versus.opponents import DEFAULT_OPPONENTS, pool_from_spec
 
 RENDER_FPS = 2  #: frames per second a video of a game plays at (a decision every half second)
 

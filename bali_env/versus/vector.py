@@ -43,11 +43,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from bali_env import engine as C
-from bali_env.agents.features import feature_count, policy_input
+from bali_env.bots.features import feature_count, policy_input
 from bali_env.engine.validate import check_choice, check_seed
 from bali_env.envs.batched import BaliVectorEnv
 
-from .opponents import DEFAULT_OPPONENTS, OpponentPool, pool_from_spec
+from bali_env.versus.opponents import DEFAULT_OPPONENTS, OpponentPool, pool_from_spec
 
 _ILLEGAL = ("terminate", "raise")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import bali_env
-from bali_env.agents import make_agent
+from bali_env.bots import make_agent
 from bali_env import engine as C
 from bali_env.envs.records import load_record, make_record, save_record
 from bali_env.versus.single import BaliSingleAgentEnv

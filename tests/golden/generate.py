@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import bali_env
-from bali_env.agents import make_agent
+from bali_env.bots import make_agent
 
 HERE = Path(__file__).resolve().parent
 CASES = [(2, False, False, 1), (2, True, True, 2), (3, True, False, 3), (3, False, True, 4), (4, False, False, 5),

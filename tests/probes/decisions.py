@@ -20,7 +20,7 @@ import numpy as np
 def positions(num_players: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     """``count`` positions of a seeded random game (restarted when it ends), as observed."""
     import bali_env
-    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.bots.random_agent import RandomAgent
 
     env, agent = bali_env.raw_env(num_players=num_players), RandomAgent(seed=11)
     env.reset(seed=11)
@@ -46,8 +46,8 @@ def digest(*arrays: np.ndarray) -> str:
 def main(out: Path) -> dict[str, str]:
     """The digests: each shipped policy's logits and seat values, each agent's decisions on the
     same positions, and a tournament's games."""
-    from bali_env.agents import make_agent
-    from bali_env.agents.ppo import ExportedPolicy, shipped_policy
+    from bali_env.bots import make_agent
+    from bali_env.bots.ppo import ExportedPolicy, shipped_policy
     from bali_env.arena import run_tournament
 
     found: dict[str, str] = {}

@@ -34,8 +34,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .games import GameError, GameStore, Move, parse
-from .results import ResultsFolder, runs_page
+from bali_env.apps.web.tables import GameError, GameStore, Move, parse
+from bali_env.apps.web.results import ResultsFolder, runs_page
 
 STATIC = ("index.html", "app.js", "app.css")
 _TYPES = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}

@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 
 from bali_env.arena.pages import REPLAYS, index_html
-from .games import GameError
+from bali_env.apps.web.tables import GameError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _GAME = re.compile(r"^game_(\d{5,7})$")

@@ -51,7 +51,7 @@ def check(args: argparse.Namespace) -> str | None:
         import uvicorn  # noqa: F401
     except ImportError:
         return "bali serve needs the web extra: pip install -e '.[web]' (Starlette and uvicorn)"
-    from bali_env.agents.base import make_agent
+    from bali_env.bots.registry import make_agent
 
     for spec in args.agents:
         try:
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     import uvicorn
 
-    from .app import create_app
+    from bali_env.apps.web.app import create_app
 
     hosts = list(dict.fromkeys([*LOOPBACK, "[::1]", args.host]))
     app = create_app(args.agents, args.results, hosts=hosts if args.host in LOOPBACK else ["*"])

@@ -1,6 +1,6 @@
 """Regression goldens of the greedy heuristic (``tests/golden/greedy/decisions.npz``), recorded
 from the two-implementation heuristic of commit a64b2ee (``agents/greedy.py``'s Python scorers and
-``agents/greedy_kernels.py``'s Numba port), before they were merged into ``bali_env/agents/greedy/``.
+``agents/greedy_kernels.py``'s Numba port), before they were merged into ``bali_env/bots/greedy/``.
 
 The file holds observations and masks of the player to move in 2 games of each of the 12
 configurations (2-4 players, with and without the oracle and demon variants; greedy on one seat,
@@ -24,7 +24,7 @@ The file was recorded from a checkout of that commit (the Python scorer no longe
     python tests/golden/greedy/generate.py --code /tmp/before
 
 After an intended change of the heuristic, record the current code (its scores and best sets then
-come from its kernel, ``bali_env.agents.greedy.decide.greedy_scores``) and say why in the commit::
+come from its kernel, ``bali_env.bots.greedy.decide.greedy_scores``) and say why in the commit::
 
     python tests/golden/greedy/generate.py --code .
 """
@@ -53,8 +53,8 @@ def collect() -> tuple[np.ndarray, np.ndarray]:
     on seat ``game % n``; random players elsewhere), each game's final observation of seat 0 and
     the drained-chilies farmer choice."""
     import bali_env
-    from bali_env.agents.greedy import GreedyAgent
-    from bali_env.agents.random_agent import RandomAgent
+    from bali_env.bots.greedy import GreedyAgent
+    from bali_env.bots.random_agent import RandomAgent
     from bali_env.envs.api_check import CONFIGURATIONS
     from scenario import drain_chilies_game
 
@@ -86,10 +86,10 @@ def collect() -> tuple[np.ndarray, np.ndarray]:
 
 def recorded_scores(obs: np.ndarray, masks: np.ndarray, **weights: float) -> tuple[np.ndarray, np.ndarray]:
     """The best sets (bool [N, N_ACTIONS]) and scores (-inf: none) of the recorded code: its Python
-    scorer (``bali_env.agents.greedy._SCORERS``) if it has one, else its kernel (``greedy_scores``)."""
+    scorer (``bali_env.bots.greedy._SCORERS``) if it has one, else its kernel (``greedy_scores``)."""
     import bali_env
-    from bali_env.agents import greedy
-    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.bots import greedy
+    from bali_env.bots.greedy import GreedyAgent
 
     agent = GreedyAgent(seed=0, **weights)
     best = np.zeros(masks.shape, dtype=bool)
@@ -104,8 +104,8 @@ def recorded_scores(obs: np.ndarray, masks: np.ndarray, **weights: float) -> tup
             got = scorer(agent, agent._context(view), legal) if scorer is not None else {}
             scores[i, legal] = [got.get(a, -np.inf) for a in legal]
         else:
-            from bali_env.agents.greedy.decide import greedy_scores
-            from bali_env.agents.greedy.slots import new_workspace
+            from bali_env.bots.greedy.decide import greedy_scores
+            from bali_env.bots.greedy.slots import new_workspace
 
             v, x, row, _ = new_workspace()
             greedy_scores(obs[i], masks[i], agent.params(), v, x, row)
@@ -139,12 +139,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     sys.path[:0] = [str(Path(args.code).resolve()), str(HERE.parent.parent)]  # its code, then tests/scenario.py
-    from bali_env.agents import greedy
-    from bali_env.agents.base import decision_keys
+    from bali_env.bots import greedy
+    from bali_env.engine.seeds import decision_keys
 
     print(f"recording {greedy.__file__}")
     obs, masks = collect()
-    from bali_env.agents.greedy import GreedyAgent
+    from bali_env.bots.greedy import GreedyAgent
 
     keys = decision_keys(7, np.arange(len(obs)), np.zeros(len(obs)), np.arange(len(obs)))
     out = {"obs": obs, "masks": masks, "keys": keys,

@@ -1,6 +1,6 @@
 """The golden of the shipped policies' inputs and choices (``tests/golden/policy/inputs.npz``),
 read by ``tests/test_policy_golden.py``. The shipped ``ppo`` policies append the greedy
-heuristic's estimates to the observation (``bali_env.agents.features``, feature set
+heuristic's estimates to the observation (``bali_env.bots.features``, feature set
 ``greedy-v1``): retuning the heuristic would silently change what the policies see and play.
 This file freezes both, on the observations of the greedy golden (``tests/golden/greedy``:
 every player count and variant):
@@ -31,8 +31,8 @@ SOURCE = HERE.parent / "greedy" / "decisions.npz"
 
 def compute() -> dict[str, np.ndarray]:
     """Everything the golden holds, from the current code and the shipped policies."""
-    from bali_env.agents.features import policy_input
-    from bali_env.agents.ppo import PPOAgent
+    from bali_env.bots.features import policy_input
+    from bali_env.bots.ppo import PPOAgent
     from bali_env.engine import MIN_PLAYERS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM
 
     golden = np.load(SOURCE)
