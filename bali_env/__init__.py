@@ -6,30 +6,32 @@ downwards only (``tests/test_imports.py`` checks it); rooms on one floor do not 
 
 | floor | room | its job |
 |---|---|---|
-| 0 | ``files.py`` | output files written to a temporary file and moved into place |
-| 1 | ``engine/`` | the rules: Numba kernels, the observation and its decoder, argument validators, the contract |
+| 0 | ``files.py``, ``release.py`` | output files written to a temporary file and moved into place; the version |
+| 1 | ``engine/`` | the rules: Numba kernels, the observation and its decoder, seeds, validators, the contract |
 | 2 | ``pictures/`` | every renderer: text, moves in words, SVG, pixels, frames, an HTML replay, a GIF |
 | 3 | ``envs/`` | the environment: PettingZoo AEC (``bali_v0``), the batched engine; game records |
-| 4 | ``agents/`` | the bots: ``Agent``, random, greedy, mcts, the shipped policies (``ppo``), ``ppo+search`` |
-| 5 | ``arena/`` | tournaments, leagues, ratings, on worker processes or Ray; bots in any language |
+| 4 | ``bots/`` | the bots: ``Agent``, ``make_agent``, random, greedy, mcts, ``ppo``, ``ppo+search``, any language |
+| 5 | ``arena/`` | tournaments, leagues, ratings, on worker processes or Ray |
 | 6 | ``versus/`` | one learner's seat against bots: the Gymnasium envs (``bali_env/Bali-v0``), the SB3 VecEnv |
-| 7 | ``training/``, ``bench/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
-| 8 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
+| 7 | ``flags.py`` | the command-line flags every command shares |
+| 8 | ``trainers/``, ``speed/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
+| 9 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
+| 10 | this module | the package's face: what ``import bali_env`` gives (no room imports it) |
 
-This module is the public face of floors 1-3: ``env``, ``raw_env``, ``bali_v0``, the names of cards,
-categories and actions, ``decode_observation``, ``render_svg``, ``state_dict``, and ``BaliVectorEnv``
+``import bali_env`` registers the environments' names with Gymnasium and PettingZoo (strings only:
+nothing more is imported until an environment is made); it sets no environment variable and
+starts no thread (``bali_env.engine.thread_pool`` starts Numba's threads when a batched env or a
+search first needs them) and changes Numba's cache for this package's kernels only
+(``bali_env.engine.numba_cache``).
+
+This module exports ``env``, ``raw_env``, ``bali_v0``, the names of cards, categories and actions,
+``decode_observation``, ``render_svg``, ``state_dict``, and ``BaliVectorEnv``
 (the batched engine, imported on first use: ``from bali_env import BaliVectorEnv``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
-
-# Numba's OpenMP threads busy-wait between parallel regions by default; on a shared or small
-# machine that spinning starves the other thread and a batched step can run 10-100x slower.
-# Passive waiting is set before the OpenMP runtime starts (a value you set yourself wins).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from bali_env import engine  # noqa: E402
 from bali_env.envs import bali_v0  # noqa: E402

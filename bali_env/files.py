@@ -148,16 +148,32 @@ def check_out_folder(out: str | Path | None, *, what: str, outputs: tuple[str, .
         raise ValueError("--resume continues the run in OUT, --overwrite replaces it: give one")
     if out is None:
         return
+    if not _usable_out_folder(out) or resume or overwrite:
+        return
+    _refuse_earlier_run(out, what=what, outputs=outputs, finished=finished, resumable=resumable)
+
+
+def _usable_out_folder(out: str | Path) -> bool:
+    """``--out OUT`` checked as a place: not a file, writable (or creatable), and not a folder
+    another run is writing now (ValueError otherwise); True when the folder exists already."""
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file, not a folder")
     _check_writable(p, f"--out {str(out)!r}")
     if not p.is_dir():
-        return
+        return False
     if folder_in_use(p):
         raise ValueError(f"--out {str(out)!r}: another run is writing to it now: wait for it, or choose another --out")
+    return True
+
+
+def _refuse_earlier_run(out: str | Path, *, what: str, outputs: tuple[str, ...], finished: str,
+                        resumable: tuple[str, ...]) -> None:
+    """ValueError when the folder ``out`` holds an earlier ``what`` run (some of ``outputs``)
+    that neither ``--resume`` nor ``--overwrite`` was given for, naming the flag to give."""
+    p = Path(out)
     held = [name for name in outputs if (p / name).exists()]
-    if not held or resume or overwrite:
+    if not held:
         return
     if (p / finished).exists():
         raise ValueError(f"--out {str(out)!r} holds a finished {what} ({finished}): give --overwrite to replace it, "

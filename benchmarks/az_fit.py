@@ -34,10 +34,73 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+FRESH_LR = 1e-3  #: the learning rate of the fresh networks (the data, capacity and symmetry fits)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """The fits ``measure`` makes (the module docstring's flags, their defaults here): the
+    ``windows`` of the data fits, the ``hidden`` shapes of the capacity fits, each fresh fit's
+    steps (``steps_for``), the loop's ``loop_steps`` (0: no loop fit) at ``lr`` (None: the run's),
+    measures every ``every`` steps, the batches' ``seed``, the symmetry fit with
+    ``permute_columns``, and where to ``export`` the loop's fit (None: nowhere)."""
+
+    windows: tuple[int, ...] = (1, 2, 4)
+    hidden: tuple[tuple[int, ...], ...] = ((128, 128), (256, 256), (512, 512))
+    steps_per_generation: int = 1000
+    min_steps: int = 2000
+    loop_steps: int = 2000
+    every: int = 250
+    seed: int = 0
+    export: Path | None = None
+    lr: float | None = None
+    permute_columns: bool = False
+
+    def steps_for(self, window: int) -> int:
+        """A fresh fit's Adam steps on ``window`` generations of rows."""
+        return max(self.min_steps, self.steps_per_generation * window)
+
+
+@dataclass(frozen=True)
+class FitRows:
+    """A run's rows as the fits read them: the generations to fit (``pool``), the newest held
+    out (``held_generation``, its rows ``held_out``), the data fits' ``windows`` (at most the
+    pool's size), the largest window's rows (``train``), and the run's players and batch."""
+
+    run: Path
+    pool: list[tuple[int, Path]]
+    held_generation: int
+    held_out: dict[str, np.ndarray]
+    windows: list[int]
+    train: dict[str, np.ndarray]
+    players: int
+    batch: int
+
+    @classmethod
+    def read(cls, run: Path, config: dict[str, Any], windows: tuple[int, ...]) -> FitRows:
+        """The rows of ``run`` (its ``config``); ValueError when it keeps fewer than two generations."""
+        from bali_env.trainers.alphazero import buffer
+
+        kept = generations(run)
+        if len(kept) < 2:
+            raise ValueError(f"{run}/buffer keeps {len(kept)} generation(s) of rows: the fit needs two or more")
+        pool, (held_gen, held_path) = kept[:-1], kept[-1]
+        held_out = buffer.load(held_path)
+        fitted = sorted({min(w, len(pool)) for w in windows})
+        return cls(run, pool, held_gen, held_out, fitted, buffer.window(run, pool[-1][0], fitted[-1]),
+                   int(config["players"]), int(config["batch"]))
+
+    def rows(self, window: int) -> dict[str, np.ndarray]:
+        """The newest ``window`` generations of the pool's rows."""
+        from bali_env.trainers.alphazero import buffer
+
+        return self.train if window == self.windows[-1] else buffer.window(self.run, self.pool[-1][0], window)
 
 
 def generations(run: Path) -> list[tuple[int, Path]]:
@@ -58,11 +121,11 @@ def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarr
     """Train ``learner`` ``steps`` steps on ``train`` (its rows read in ``orders`` if given:
     ``Learner.train``), measuring ``held_out`` before and every ``every`` steps; the curve, the
     best points, and the actor and value layers at their best."""
-    from bali_env.trainers.alphazero.learn import _pairs
+    from bali_env.trainers.alphazero.learn import layer_pairs
 
     curve = [{"step": 0, **learner.evaluate(held_out), "train_policy_loss": None, "train_value_loss": None}]
-    best = {"policy": (curve[0]["policy_loss"], 0, _pairs(learner.actor)),
-            "value": (curve[0]["value_loss"], 0, _pairs(learner.value))}
+    best = {"policy": (curve[0]["policy_loss"], 0, layer_pairs(learner.actor)),
+            "value": (curve[0]["value_loss"], 0, layer_pairs(learner.value))}
     start = time.perf_counter()
     for done in range(every, steps + every, every):
         trained = learner.train(train, min(every, steps - done + every), batch, seed + done, orders=orders)
@@ -70,9 +133,9 @@ def fit(learner: Any, train: dict[str, np.ndarray], held_out: dict[str, np.ndarr
                  "train_policy_loss": trained["policy_loss"], "train_value_loss": trained["value_loss"]}
         curve.append(point)
         if point["policy_loss"] < best["policy"][0]:
-            best["policy"] = (point["policy_loss"], point["step"], _pairs(learner.actor))
+            best["policy"] = (point["policy_loss"], point["step"], layer_pairs(learner.actor))
         if point["value_loss"] < best["value"][0]:
-            best["value"] = (point["value_loss"], point["step"], _pairs(learner.value))
+            best["value"] = (point["value_loss"], point["step"], layer_pairs(learner.value))
     at_policy = next(c for c in curve if c["step"] == best["policy"][1])
     return {"rows": len(train["action"]), "steps": steps, "seconds": time.perf_counter() - start, "curve": curve,
             "best_policy_loss": best["policy"][0], "best_policy_step": best["policy"][1],
@@ -107,74 +170,88 @@ def label(fit: dict[str, Any]) -> str:
     return "x".join(str(w) for w in fit["hidden"])
 
 
-def measure(run: Path, windows: list[int], hidden: list[tuple[int, ...]], steps_per_generation: int, min_steps: int,
-            loop_steps: int, every: int, seed: int, export: Path | None = None,
-            lr: float | None = None, permute_columns: bool = False) -> dict[str, Any]:
-    """The fits of the module's docstring on ``run``'s buffer (the loop's at ``lr``, the run's own
-    unless given; the symmetry fit with ``permute_columns``)."""
+def measure(run: Path, plan: FitPlan) -> dict[str, Any]:
+    """The fits of the module's docstring on ``run``'s buffer, as ``plan`` says (the loop's at
+    ``plan.lr``, the run's own unless given)."""
+    config = json.loads((run / "config.json").read_text())
+    rows = FitRows.read(run, config, plan.windows)
+    lr = float(config["lr"]) if plan.lr is None else plan.lr
+    out: dict[str, Any] = {"run": str(run), "held_out_generation": rows.held_generation,
+                           "held_out_rows": len(rows.held_out["action"]),
+                           "target_entropy": target_entropy(rows.held_out),
+                           "pool_generations": [g for g, _ in rows.pool], "every": plan.every, "seed": plan.seed,
+                           "fresh_lr": FRESH_LR, "batch": rows.batch, "data": [], "capacity": [], "columns": None,
+                           "loop": None}
+    print(f"{run}: {len(rows.pool)} generations of rows to fit, generation {rows.held_generation} held out "
+          f"({out['held_out_rows']:,} rows; its targets' entropy {out['target_entropy']:.4f})", flush=True)
+    if plan.loop_steps:
+        out["loop"] = _loop_fit(rows, plan, lr)
+    out["data"] = [_data_fit(rows, plan, window) for window in rows.windows]
+    if plan.permute_columns:
+        out["columns"] = _symmetry_fit(rows, plan)
+    out["capacity"] = [_capacity_fit(rows, plan, layers, out["data"]) for layers in dict.fromkeys(plan.hidden)]
+    return out
+
+
+def _figures(result: dict[str, Any]) -> dict[str, Any]:
+    """A fit's figures as written: all but its layers."""
+    return {k: v for k, v in result.items() if k != "layers"}
+
+
+def _loop_fit(rows: FitRows, plan: FitPlan, lr: float) -> dict[str, Any]:
+    """The loop's fit: the run's best network trained as ``bali az`` trains it, at ``lr``, on the
+    largest window (exported where ``plan.export`` says)."""
     from bali_env.bots.ppo import ExportedPolicy
-    from bali_env.trainers.alphazero import buffer
+    from bali_env.trainers.alphazero.learn import Learner
+
+    window = rows.windows[-1]
+    learner = Learner.from_policy(ExportedPolicy(rows.run / "best.npz"), lr)
+    result = fit(learner, rows.train, rows.held_out, plan.loop_steps, plan.every, rows.batch, plan.seed)
+    print(line(f"the loop's training from the best network, window {window}, lr {lr:g}", result), flush=True)
+    if plan.export is not None:
+        _export(result, learner, plan.export, rows.run, window)
+    return {"window": window, "lr": lr, **_figures(result)}
+
+
+def _data_fit(rows: FitRows, plan: FitPlan, window: int) -> dict[str, Any]:
+    """The data fit on ``window`` generations: a fresh network of the shipped shape."""
+    from bali_env.trainers.alphazero.learn import Learner
+
+    result = fit(Learner.scratch(rows.players, FRESH_LR, plan.seed), rows.rows(window), rows.held_out,
+                 plan.steps_for(window), plan.every, rows.batch, plan.seed)
+    print(line(f"data, window {window}", result), flush=True)
+    return {"window": window, **_figures(result)}
+
+
+def _symmetry_fit(rows: FitRows, plan: FitPlan) -> dict[str, Any]:
+    """The symmetry fit: the largest window's data fit with each row read with the market's
+    columns in one of their orders (24; 4 with the Demon)."""
+    from bali_env.bots.features import features_for_input, input_permutation
+    from bali_env.engine import O_VARIANTS, column_orders
+    from bali_env.trainers.alphazero.learn import Learner
+
+    window, train = rows.windows[-1], rows.train
+    features = features_for_input(train["input"].shape[1])
+    same_game = column_orders(demon=bool(train["input"][:, O_VARIANTS + 1].any()))  # the Demon keeps 4
+    orders = tuple(np.stack(m) for m in zip(*(input_permutation(o, features) for o in same_game), strict=True))
+    result = fit(Learner.scratch(rows.players, FRESH_LR, plan.seed), train, rows.held_out, plan.steps_for(window),
+                 plan.every, rows.batch, plan.seed, orders)
+    print(line(f"symmetry, window {window}, columns in random order", result), flush=True)
+    return {"window": window, "orders": len(same_game), **_figures(result)}
+
+
+def _capacity_fit(rows: FitRows, plan: FitPlan, layers: tuple[int, ...], data: list[dict[str, Any]]) -> dict[str, Any]:
+    """The capacity fit of a fresh actor with the hidden ``layers`` on the largest window (the
+    shipped shape's is the data fit there, not fitted again)."""
     from bali_env.trainers.alphazero.learn import HIDDEN, Learner
 
-    config = json.loads((run / "config.json").read_text())
-    kept = generations(run)
-    if len(kept) < 2:
-        raise ValueError(f"{run}/buffer keeps {len(kept)} generation(s) of rows: the fit needs two or more")
-    pool, (held_gen, held_path) = kept[:-1], kept[-1]
-    held_out = buffer.load(held_path)
-    windows = sorted({min(w, len(pool)) for w in windows})
-    players, batch = int(config["players"]), int(config["batch"])
-    lr = float(config["lr"]) if lr is None else lr
-    out: dict[str, Any] = {"run": str(run), "held_out_generation": held_gen, "held_out_rows": len(held_out["action"]),
-                           "target_entropy": target_entropy(held_out), "pool_generations": [g for g, _ in pool],
-                           "every": every, "seed": seed, "fresh_lr": 1e-3, "batch": batch, "data": [],
-                           "capacity": [], "columns": None, "loop": None}
-    print(f"{run}: {len(pool)} generations of rows to fit, generation {held_gen} held out "
-          f"({out['held_out_rows']:,} rows; its targets' entropy {out['target_entropy']:.4f})", flush=True)
-
-    def rows_of(window: int) -> dict[str, np.ndarray]:
-        return buffer.window(run, pool[-1][0], window)
-
-    def steps_for(window: int) -> int:
-        return max(min_steps, steps_per_generation * window)
-
-    train = rows_of(windows[-1])
-    if loop_steps:
-        learner = Learner.from_policy(ExportedPolicy(run / "best.npz"), lr)
-        result = fit(learner, train, held_out, loop_steps, every, batch, seed)
-        print(line(f"the loop's training from the best network, window {windows[-1]}, lr {lr:g}", result),
-              flush=True)
-        out["loop"] = {"window": windows[-1], "lr": lr, **{k: v for k, v in result.items() if k != "layers"}}
-        if export is not None:
-            _export(result, learner, export, run, windows[-1])
-    for window in windows:
-        rows = train if window == windows[-1] else rows_of(window)
-        result = fit(Learner.scratch(players, out["fresh_lr"], seed), rows, held_out, steps_for(window), every,
-                     batch, seed)
-        print(line(f"data, window {window}", result), flush=True)
-        out["data"].append({"window": window, **{k: v for k, v in result.items() if k != "layers"}})
-    if permute_columns:
-        from bali_env.bots.features import features_for_input, input_permutation
-        from bali_env.engine import O_VARIANTS, column_orders
-
-        features = features_for_input(train["input"].shape[1])
-        same_game = column_orders(demon=bool(train["input"][:, O_VARIANTS + 1].any()))  # the Demon keeps 4
-        orders = tuple(np.stack(m) for m in zip(*(input_permutation(o, features) for o in same_game), strict=True))
-        result = fit(Learner.scratch(players, out["fresh_lr"], seed), train, held_out, steps_for(windows[-1]),
-                     every, batch, seed, orders)
-        print(line(f"symmetry, window {windows[-1]}, columns in random order", result), flush=True)
-        out["columns"] = {"window": windows[-1], "orders": len(same_game),
-                          **{k: v for k, v in result.items() if k != "layers"}}
-    for layers in dict.fromkeys(hidden):
-        if tuple(layers) == HIDDEN:
-            same = next(d for d in out["data"] if d["window"] == windows[-1])
-            out["capacity"].append({"hidden": list(layers), **same})
-            continue
-        result = fit(Learner.scratch(players, out["fresh_lr"], seed, hidden=tuple(layers)), train, held_out,
-                     steps_for(windows[-1]), every, batch, seed)
-        print(line(f"capacity, {label({'hidden': layers})}", result), flush=True)
-        out["capacity"].append({"hidden": list(layers), **{k: v for k, v in result.items() if k != "layers"}})
-    return out
+    window = rows.windows[-1]
+    if tuple(layers) == HIDDEN:
+        return {"hidden": list(layers), **next(d for d in data if d["window"] == window)}
+    result = fit(Learner.scratch(rows.players, FRESH_LR, plan.seed, hidden=tuple(layers)), rows.train, rows.held_out,
+                 plan.steps_for(window), plan.every, rows.batch, plan.seed)
+    print(line(f"capacity, {label({'hidden': layers})}", result), flush=True)
+    return {"hidden": list(layers), **_figures(result)}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -206,10 +283,10 @@ def table(result: dict[str, Any]) -> str:
 def _export(result: dict[str, Any], learner: Any, path: Path, run: Path, window: int) -> None:
     """Write a fit's best actor and best value head as a policy ``.npz``."""
     from bali_env.bots.ppo import write_policy
-    from bali_env.trainers.alphazero.learn import _load_pairs
+    from bali_env.trainers.alphazero.learn import load_pairs
 
-    _load_pairs(learner.actor, result["layers"]["actor"])
-    _load_pairs(learner.value, result["layers"]["value"])
+    load_pairs(learner.actor, result["layers"]["actor"])
+    load_pairs(learner.value, result["layers"]["value"])
     policy = learner.policy(source=f"benchmarks.az_fit on {run}, window {window}")
     weights, info = policy.arrays()
     print(f"wrote {write_policy(weights, info, path, value=policy.value_arrays())}")
@@ -233,37 +310,15 @@ def plot(result: dict[str, Any], path: Path) -> Path:
 
     from bali_env.files import replace_when_done
 
-    fits = [("A fresh network: more rows", [(f"{d['window']} generation(s), {d['rows']:,} rows", d)
-                                             for d in result["data"]])]
-    if result["capacity"]:
-        fits.append((f"A fresh network: wider, deeper ({result['capacity'][0]['rows']:,} rows)",
-                     [(f"hidden layers {label(d)}", d) for d in result["capacity"]]))
+    fits = _fresh_panels(result)
     loop, columns = result["loop"], result.get("columns")
     panels = len(fits) + bool(columns) + bool(loop)
     fig, axes = plt.subplots(1, panels, figsize=(max(5 * panels, 9), 4.4), squeeze=False)
-    lows = [c["policy_loss"] for _, lines in fits for _, d in lines for c in d["curve"][1:]]
-    for ax, (title, lines) in zip(axes[0], fits, strict=False):
-        for name, d in lines:
-            ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=name)
-        _dress(ax, title, "policy loss on held-out games")
-        ax.set_ylim(min(lows) - 0.02, min(lows) + 0.3)
+    _draw_fresh(axes[0], fits)
     if columns:
-        ax = axes[0][len(fits)]
-        plain = next(d for d in result["data"] if d["window"] == columns["window"])
-        for name, d, style in (("as dealt", plain, "-"), ("columns in random order", columns, "--")):
-            steps = [c["step"] for c in d["curve"][1:]]
-            for key, color in (("policy", "C0"), ("value", "C3")):
-                ax.plot(steps, [c[f"{key}_loss"] for c in d["curve"][1:]], style, color=color,
-                        label=f"{key} loss, {name}")
-        _dress(ax, f"A fresh network: the market's columns ({columns['rows']:,} rows)", "loss on held-out games")
+        _draw_columns(axes[0][len(fits)], result, columns)
     if loop:
-        ax = axes[0][-1]
-        steps = [c["step"] for c in loop["curve"]]
-        for key, color in (("value", "C3"), ("policy", "C0")):
-            ax.plot(steps, [c[f"{key}_loss"] for c in loop["curve"]], color=color, label=f"{key} loss, held-out games")
-            ax.plot(steps[1:], [c[f"train_{key}_loss"] for c in loop["curve"][1:]], "--", color=color,
-                    label=f"{key} loss, the rows trained on")
-        _dress(ax, f"The best network trained as the loop does ({loop['rows']:,} rows)", "loss")
+        _draw_loop(axes[0][-1], loop)
     fig.suptitle(f"Fitting the search's targets: {result['run']}, generation {result['held_out_generation']} held out "
                  f"(its targets' entropy {result['target_entropy']:.3f})", fontsize=10)
     fig.tight_layout()
@@ -271,6 +326,48 @@ def plot(result: dict[str, Any], path: Path) -> Path:
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
     return path
+
+
+def _fresh_panels(result: dict[str, Any]) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+    """The panels of the fresh networks' policy losses: (title, [(a curve's name, its fit)]):
+    the data fits, and the capacity fits when there are any."""
+    fits = [("A fresh network: more rows", [(f"{d['window']} generation(s), {d['rows']:,} rows", d)
+                                             for d in result["data"]])]
+    if result["capacity"]:
+        fits.append((f"A fresh network: wider, deeper ({result['capacity'][0]['rows']:,} rows)",
+                     [(f"hidden layers {label(d)}", d) for d in result["capacity"]]))
+    return fits
+
+
+def _draw_fresh(axes: Any, fits: list[tuple[str, list[tuple[str, dict[str, Any]]]]]) -> None:
+    """The fresh networks' panels (``_fresh_panels``), on one scale of policy loss."""
+    lows = [c["policy_loss"] for _, lines in fits for _, d in lines for c in d["curve"][1:]]
+    for ax, (title, lines) in zip(axes, fits, strict=False):
+        for name, d in lines:
+            ax.plot([c["step"] for c in d["curve"]], [c["policy_loss"] for c in d["curve"]], label=name)
+        _dress(ax, title, "policy loss on held-out games")
+        ax.set_ylim(min(lows) - 0.02, min(lows) + 0.3)
+
+
+def _draw_columns(ax: Any, result: dict[str, Any], columns: dict[str, Any]) -> None:
+    """The symmetry fit's panel: its policy and value losses beside the data fit's on the same rows."""
+    plain = next(d for d in result["data"] if d["window"] == columns["window"])
+    for name, d, style in (("as dealt", plain, "-"), ("columns in random order", columns, "--")):
+        steps = [c["step"] for c in d["curve"][1:]]
+        for key, color in (("policy", "C0"), ("value", "C3")):
+            ax.plot(steps, [c[f"{key}_loss"] for c in d["curve"][1:]], style, color=color,
+                    label=f"{key} loss, {name}")
+    _dress(ax, f"A fresh network: the market's columns ({columns['rows']:,} rows)", "loss on held-out games")
+
+
+def _draw_loop(ax: Any, loop: dict[str, Any]) -> None:
+    """The loop's panel: its value and policy losses on the held-out games and on the rows trained on."""
+    steps = [c["step"] for c in loop["curve"]]
+    for key, color in (("value", "C3"), ("policy", "C0")):
+        ax.plot(steps, [c[f"{key}_loss"] for c in loop["curve"]], color=color, label=f"{key} loss, held-out games")
+        ax.plot(steps[1:], [c[f"train_{key}_loss"] for c in loop["curve"][1:]], "--", color=color,
+                label=f"{key} loss, the rows trained on")
+    _dress(ax, f"The best network trained as the loop does ({loop['rows']:,} rows)", "loss")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,18 +379,19 @@ def main(argv: list[str] | None = None) -> int:
                           parents=[flags.out("write the result there as JSON"),
                                    flags.seed(0, "the initialisations and the batches")])
     parser.add_argument("run", type=Path, help="a bali az run's folder (with its buffer/)")
-    parser.add_argument("--windows", type=arg_type(check_int, 1, 1000), nargs="+", default=[1, 2, 4],
+    parser.add_argument("--windows", type=arg_type(check_int, 1, 1000), nargs="+", default=list(FitPlan.windows),
                         help="generations of rows for the data fits (default 1 2 4)")
-    parser.add_argument("--hidden", type=shape, nargs="*", default=[(128, 128), (256, 256), (512, 512)],
+    parser.add_argument("--hidden", type=shape, nargs="*", default=list(FitPlan.hidden),
                         help="shapes of hidden layers for the capacity fits (128x128x128: three of 128), "
                              "none for none (default 128x128 256x256 512x512)")
-    parser.add_argument("--steps-per-generation", type=arg_type(check_int, 1, 10**6), default=1000,
+    parser.add_argument("--steps-per-generation", type=arg_type(check_int, 1, 10**6),
+                        default=FitPlan.steps_per_generation,
                         help="Adam steps per generation of rows (default 1000)")
-    parser.add_argument("--min-steps", type=arg_type(check_int, 1, 10**6), default=2000,
+    parser.add_argument("--min-steps", type=arg_type(check_int, 1, 10**6), default=FitPlan.min_steps,
                         help="Adam steps of a fit at least (default 2000)")
-    parser.add_argument("--loop-steps", type=arg_type(check_int, 0, 10**6), default=2000,
+    parser.add_argument("--loop-steps", type=arg_type(check_int, 0, 10**6), default=FitPlan.loop_steps,
                         help="steps of the loop's training from the best network, 0 for none (default 2000)")
-    parser.add_argument("--every", type=arg_type(check_int, 1, 10**6), default=250,
+    parser.add_argument("--every", type=arg_type(check_int, 1, 10**6), default=FitPlan.every,
                         help="steps between two measures (default 250)")
     parser.add_argument("--lr", type=float, default=None,
                         help="the loop's learning rate (default: the run's --lr)")
@@ -311,9 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--export writes the loop's fit: it needs --loop-steps above 0")
     if not (args.run / "config.json").is_file():
         parser.error(f"{args.run} is not a bali az run (no config.json)")
+    plan = FitPlan(tuple(args.windows), tuple(args.hidden), args.steps_per_generation, args.min_steps,
+                   args.loop_steps, args.every, args.seed, args.export, args.lr, args.permute_columns)
     try:
-        result = measure(args.run, args.windows, args.hidden, args.steps_per_generation, args.min_steps,
-                         args.loop_steps, args.every, args.seed, args.export, args.lr, args.permute_columns)
+        result = measure(args.run, plan)
     except ValueError as err:
         parser.error(str(err))
     print(table(result))

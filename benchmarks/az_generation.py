@@ -26,6 +26,7 @@ def measure(players: int, games: int, seed: int = 0, gumbel: int | None = None) 
     from bali_env.trainers.alphazero import gate
     from bali_env.trainers.alphazero.learn import Learner
     from bali_env.trainers.alphazero.generations import Config, selfplay_job
+    from bali_env.trainers.alphazero.jobs import Rows
     from bali_env.trainers.alphazero.selfplay import merge, play_chunk
     from bali_env.trainers.alphazero.dispatch import Pool, chunks_of
 
@@ -36,22 +37,24 @@ def measure(players: int, games: int, seed: int = 0, gumbel: int | None = None) 
     play_chunk(job, [0])  # compile (or load) the kernels
     chunks = chunks_of(games, cfg.chunk)
     out: dict[str, Any] = {"players": players, "games": games, "sims": cfg.sims, "leaves": cfg.leaves,
-                           "gumbel": cfg.gumbel, "noise": job["noise"], "target": job["target"],
+                           "gumbel": cfg.gumbel, "noise": job.settings.noise, "target": job.settings.target,
                            "chunk": cfg.chunk, "train_steps": cfg.train_steps, "batch": cfg.batch}
-    rows: dict[str, Any] = {}
+    rows: Rows | None = None
     for label, workers, in_process in (("in_process", 1, True), ("workers_1", 1, False), ("workers_2", 2, False)):
-        parts: dict[int, Any] = {}
+        parts: dict[int, Rows] = {}
         with Pool(workers, in_process=in_process) as pool:
             pool.play(job, {0: [0]}, lambda i, r: None)  # start the workers (imports, cached kernels) untimed
             t = time.perf_counter()
             pool.play(job, chunks, parts.__setitem__)
             out[f"selfplay_s_{label}"] = time.perf_counter() - t
         merged = merge([parts[i] for i in sorted(parts)])
-        if rows:
-            assert all(np.array_equal(rows[k], merged[k]) for k in rows), "the same chunks gave other rows"
+        if rows is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(rows.arrays().values(), merged.arrays().values(),
+                                                             strict=True)), "the same chunks gave other rows"
         rows = merged
         print(f"self-play, {label.replace('_', ' ')}: {games} games in {out[f'selfplay_s_{label}']:.1f} s", flush=True)
-    out["positions"] = int(len(rows["game"]))
+    assert rows is not None
+    out["positions"] = len(rows)
     out["speedup_2_workers"] = out["selfplay_s_workers_1"] / out["selfplay_s_workers_2"]
     import torch
 

@@ -99,10 +99,12 @@ def play(policy: Any, config: dict[str, Any], games: int, repeats: int, sims: li
     from bali_env.engine.seeds import deal_seed
     from bali_env.engine import N_DECISIONS, O_DECISION
     from bali_env.envs.batched import BaliVectorEnv
+    from bali_env.trainers.alphazero.generations import Config
+    from bali_env.trainers.alphazero.jobs import settled_target
     from bali_env.trainers.alphazero.selfplay import policy_target
 
     players, gumbel = int(config["players"]), int(config["gumbel"])
-    target = "improved" if gumbel else config.get("target", "visits")  # as selfplay.job_for sets it
+    target = settled_target(gumbel, config.get("target", Config.target))  # as self-play settles it
     searchers = [PolicySearchAgent(seed=0, sims=s, c=float(config["c"]), leaves=int(config["leaves"]), gumbel=gumbel)
                  for s in sims]
     seeds = repeat_seeds(seed, repeats)

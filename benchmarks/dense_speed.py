@@ -64,10 +64,10 @@ def forward_rows(seconds: float) -> list[dict[str, Any]]:
     """Microseconds per forward pass (actor, then value head) of the shipped 2-player policy."""
     from bali_env.bots import network
     from bali_env.bots.ppo import ExportedPolicy, shipped_policy
-    from bali_env.speed.search import _positions
+    from bali_env.speed.search import choice_positions
 
     policy = ExportedPolicy(shipped_policy(2))
-    obs, masks = _positions(count=1024)
+    obs, masks = choice_positions(count=1024)
     x = policy.input(obs, masks)
     network.mlp(x[:2], policy.weights, "relu")  # compiled (or loaded) before timing
     rows = []

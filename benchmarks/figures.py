@@ -146,6 +146,15 @@ def az_figures() -> set[str]:
     comparison (``benchmarks.gumbel``), and every gate and curve match of the kept ``bali az``
     runs (``AZ_RUNS``), their first n gates pooled, and their gates against one best pooled (from
     the first against it)."""
+    out = _az_result_figures()
+    for run in AZ_RUNS:
+        out |= _az_run_figures(run)
+    return out
+
+
+def _az_result_figures() -> set[str]:
+    """The win rates of ``docs/results/az/`` and its folders: a tournament's first participant,
+    an exploitability run's final figure, every match."""
     out = set()
     for path in sorted((RESULTS_DIR / "az").rglob("*.json")):
         doc = json.loads(path.read_text())
@@ -156,25 +165,31 @@ def az_figures() -> set[str]:
             out.add(exploit_figure(doc))
         for m in doc.get("matches", []):
             out.add(rate_text(m["win_rate"], m["ci_low"], m["ci_high"]))
-    for run in AZ_RUNS:
-        for path in [*sorted(run.glob("gate/*.json")), *sorted(run.glob("curve/*.json"))]:
-            doc = json.loads(path.read_text())
-            for r in doc if isinstance(doc, list) else [doc]:
-                out.add(rate_text(r["win_rate"], r["ci_low"], r["ci_high"]))
-        gates = [json.loads(path.read_text()) for path in sorted(run.glob("gate/*.json"))]
-        wins = games = 0.0
-        for doc in gates:  # the gates of generations 1..n pooled, for every n
-            wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
-            out.add(rate_text(wins / games, *wilson_interval(wins, games)))
-        # and the gates against one best pooled, from the first against it to every later one
-        rows = list(csv.DictReader((run / "generations.csv").open()))
-        opponents = [0] + [int(r["best"]) for r in rows[:-1]]  # the best a generation's gate played
-        wins = games = 0.0
-        for k, doc in enumerate(gates):
-            if k and opponents[k] != opponents[k - 1]:
-                wins = games = 0.0
-            wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
-            out.add(rate_text(wins / games, *wilson_interval(wins, games)))
+    return out
+
+
+def _az_run_figures(run: Path) -> set[str]:
+    """The win rates of one kept ``bali az`` run: every gate and curve match, its first n gates
+    pooled, and its gates against one best pooled (from the first against it)."""
+    out = set()
+    for path in [*sorted(run.glob("gate/*.json")), *sorted(run.glob("curve/*.json"))]:
+        doc = json.loads(path.read_text())
+        for r in doc if isinstance(doc, list) else [doc]:
+            out.add(rate_text(r["win_rate"], r["ci_low"], r["ci_high"]))
+    gates = [json.loads(path.read_text()) for path in sorted(run.glob("gate/*.json"))]
+    wins = games = 0.0
+    for doc in gates:  # the gates of generations 1..n pooled, for every n
+        wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
+        out.add(rate_text(wins / games, *wilson_interval(wins, games)))
+    # and the gates against one best pooled, from the first against it to every later one
+    rows = list(csv.DictReader((run / "generations.csv").open()))
+    opponents = [0] + [int(r["best"]) for r in rows[:-1]]  # the best a generation's gate played
+    wins = games = 0.0
+    for k, doc in enumerate(gates):
+        if k and opponents[k] != opponents[k - 1]:
+            wins = games = 0.0
+        wins, games = wins + doc["win_rate"] * doc["games"], games + doc["games"]
+        out.add(rate_text(wins / games, *wilson_interval(wins, games)))
     return out
 
 
@@ -196,7 +211,7 @@ def command(name: str) -> str:
 def fresh_deals(name: str) -> bool:
     """Whether the kept run ``name`` was dealt from ``deal_seed(seed, k)`` (hashed deals, which no
     training, checkpoint choice or tuning has looked at) rather than the earlier ``seed + k``."""
-    from bali_env.arena import deal_seed
+    from bali_env.engine.seeds import deal_seed
 
     doc = load(name)
     return all(g["seed"] == deal_seed(doc["config"]["seed"], g["game"]) for g in doc["games"])
@@ -329,6 +344,8 @@ def bench_table() -> str:
     lines += [f"| {what} | {result} |" for what, result in picture_rows(bench)]
     if "search_note" in bench:
         note = re.sub(r" on \d{4}-\d{2}-\d{2}", "", bench["search_note"])  # the date stays in bench.json
+        for then, now in MOVED_MODULES.items():  # the note names a module as it was; the page as it is
+            note = note.replace(then, now)
         lines += ["", f"(The search rows: {note}.)"]
     return "\n".join(lines)
 
@@ -468,6 +485,9 @@ def busy_table() -> str:
 
 
 #: the generated blocks: (page, marker name) -> what writes it
+#: modules a kept result's note names that have moved since: then -> now
+MOVED_MODULES = {"bali_env.bench.": "bali_env.speed."}
+
 BLOCKS = {
     ("README.md", "exploit"): lambda: exploit_table(),
     ("README.md", "league"): lambda: league_table(),

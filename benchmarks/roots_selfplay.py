@@ -35,8 +35,8 @@ def measure(players: int, games: int, rounds: int, sims: int) -> dict[str, Any]:
             rows = play_chunk(jobs[g], list(range(r * games, (r + 1) * games)))
             seconds = time.perf_counter() - start
             out["rounds_measured"].append({"round": r, "gumbel": g, "seconds": seconds,
-                                           "positions": len(rows["action"])})
-            print(f"round {r + 1}, {'Gumbel' if g else 'PUCT'} root: {games} games, {len(rows['action'])} positions "
+                                           "positions": len(rows)})
+            print(f"round {r + 1}, {'Gumbel' if g else 'PUCT'} root: {games} games, {len(rows)} positions "
                   f"in {seconds:.1f} s", flush=True)
     for g in ROOTS:
         mine = [m for m in out["rounds_measured"] if m["gumbel"] == g]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from bali_env.engine.seeds import deal_seed
 from bali_env.trainers.alphazero import buffer, gate
 from bali_env.trainers.alphazero.learn import Learner
 from bali_env.trainers.alphazero.generations import Config, Run
+from bali_env.trainers.alphazero.jobs import Rows, SelfPlaySettings
 from bali_env.trainers.alphazero.selfplay import job_for, play_chunk, targets
 from bali_env.trainers.alphazero.dispatch import Pool
 
@@ -31,7 +33,8 @@ TINY = {"games": 4, "sims": 8, "leaves": 4, "train_steps": 3, "batch": 32, "gate
 
 @pytest.fixture(scope="module")
 def chunk():
-    job = job_for(ExportedPolicy(shipped_policy(2)), 2, seed=11, sims=8, c=1.5, leaves=4, temp_moves=6)
+    job = job_for(ExportedPolicy(shipped_policy(2)),
+                  SelfPlaySettings(players=2, seed=11, sims=8, c=1.5, leaves=4, temp_moves=6))
     return job, play_chunk(job, [0, 1, 2])
 
 
@@ -41,21 +44,21 @@ def test_targets_replay_as_the_games_that_were_played(chunk):
     decision, and its winners are the value rows (the deciding seat first, then turn order); the
     policy rows are distributions over the legal actions."""
     job, rows = chunk
-    assert np.allclose(rows["policy"].sum(axis=1), 1.0)
-    assert not (rows["policy"][rows["action_mask"] == 0] > 0).any()
-    assert (rows["action_mask"].sum(axis=1) > 1).all()
+    assert np.allclose(rows.policy.sum(axis=1), 1.0)
+    assert not (rows.policy[rows.action_mask == 0] > 0).any()
+    assert (rows.action_mask.sum(axis=1) > 1).all()
     for k in range(3):
-        mine = np.flatnonzero(rows["game"] == k)
+        mine = np.flatnonzero(rows.game == k)
         env = bali_env.raw_env(num_players=2)
-        env.reset(seed=deal_seed(job["seed"], k))
+        env.reset(seed=deal_seed(job.settings.seed, k))
         seats, i = [], 0
         while not all(env.terminations.values()):
             agent = env.agent_selection
             mask = env.observe(agent)["action_mask"]
             if mask.sum() > 1:
-                np.testing.assert_array_equal(mask, rows["action_mask"][mine[i]])
+                np.testing.assert_array_equal(mask, rows.action_mask[mine[i]])
                 seats.append(env.agents.index(agent))
-                env.step(int(rows["action"][mine[i]]))
+                env.step(int(rows.action[mine[i]]))
                 i += 1
             else:
                 env.step(int(np.argmax(mask)))
@@ -63,7 +66,7 @@ def test_targets_replay_as_the_games_that_were_played(chunk):
         won = np.array([env.rewards[a] > 0 for a in env.possible_agents], dtype=np.float32)
         shares = won / won.sum()
         for row, seat in zip(mine, seats, strict=True):
-            np.testing.assert_array_equal(rows["value"][row], np.roll(shares, -seat))
+            np.testing.assert_array_equal(rows.value[row], np.roll(shares, -seat))
 
 
 def test_targets_rotate_the_shares_to_the_deciding_seat():
@@ -72,26 +75,27 @@ def test_targets_rotate_the_shares_to_the_deciding_seat():
             "slot": [np.array([0, 0, 1])], "action": [np.array([1, 2, 3])]}
     shares = np.array([[0, 0, 1, 0], [0.5, 0, 0, 0.5]], np.float32)
     out = targets(kept, shares, np.array([7, 9]), 4, 5)
-    np.testing.assert_array_equal(out["value"], [[0, 0, 1, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0]])
-    np.testing.assert_array_equal(out["game"], [7, 7, 9])
+    np.testing.assert_array_equal(out.value, [[0, 0, 1, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0]])
+    np.testing.assert_array_equal(out.game, [7, 7, 9])
 
 
 def test_a_chunk_plays_its_games_as_they_play_alone(chunk):
     job, rows = chunk
     alone = play_chunk(job, [2])
-    for name, array in alone.items():
-        np.testing.assert_array_equal(array, rows[name][rows["game"] == 2], err_msg=name)
+    for name, array in alone.arrays().items():
+        np.testing.assert_array_equal(array, rows.select(rows.game == 2)[name], err_msg=name)
 
 
 def test_the_buffer_keeps_the_last_window_of_generations(tmp_path):
     def rows(g):
-        return {"game": np.full(g, g, np.int64)}
+        return Rows(np.zeros((g, 3), np.float32), np.ones((g, 44), np.int8), np.full((g, 44), 1 / 44, np.float32),
+                    np.full((g, 2), 0.5, np.float32), np.full(g, g, np.int64), np.zeros(g, np.int64))
 
     for g in (1, 2, 3):
         buffer.save(buffer.chunk_file(tmp_path, g, 0), rows(g))
         buffer.finish_generation(tmp_path, g, rows(g))
         assert not (tmp_path / "buffer" / f"gen_{g:04d}").exists()
-    np.testing.assert_array_equal(buffer.window(tmp_path, 3, 2)["game"], [2, 2, 3, 3, 3])
+    np.testing.assert_array_equal(buffer.window(tmp_path, 3, 2).game, [2, 2, 3, 3, 3])
     buffer.prune(tmp_path, 3, 2)
     assert sorted(p.name for p in (tmp_path / "buffer").iterdir()) == ["gen_0003.npz"]
     with pytest.raises(FileNotFoundError):
@@ -182,7 +186,7 @@ def test_the_run_takes_a_new_best_only_when_the_confirmation_holds(tmp_path, mon
     from bali_env.arena.stats import wilson_interval
     from bali_env.trainers.alphazero.generations import seed_for
 
-    monkeypatch.setattr(arena, "match", scripted)
+    monkeypatch.setattr(gate, "match", scripted)
     folder = tmp_path / "run"
     Run(folder, Config(generations=2, **{**TINY, "gate_games": 40, "eval_every": 0}), say=print).run()
     assert played == [seed_for(0, 1, "gate"), seed_for(0, 1, "confirm"), seed_for(0, 2, "gate"),
@@ -201,10 +205,10 @@ def test_the_learner_exports_what_it_loaded_and_learns_the_targets(chunk):
     policy = ExportedPolicy(shipped_policy(2))
     learner = Learner.from_policy(policy, lr=1e-3)
     again = learner.policy()
-    x = rows["input"][:50]
+    x = rows.input[:50]
     np.testing.assert_allclose(again.forward(x), policy.forward(x), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(again.seat_values(x, 2), policy.seat_values(x, 2), rtol=1e-5, atol=1e-6)
-    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.items()}
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.arrays().items()}
     before = [v.item() for v in learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])]
     learner.train(rows, steps=60, batch=128, seed=0)
     after = [v.item() for v in learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])]
@@ -348,7 +352,7 @@ def test_init_shipped_without_the_file_says_to_start_from_scratch(tmp_path, caps
 
 @pytest.mark.slow
 def test_the_generation_benchmark_prints_and_writes_what_it_measured(tmp_path, capsys):
-    from benchmarks import alphazero as bench
+    from benchmarks import az_generation as bench
 
     assert bench.main(["--games", "2", "--out", str(tmp_path / "cost.json")]) == 0
     said = capsys.readouterr().out
@@ -425,10 +429,10 @@ def test_three_and_four_players_run_a_generation(tmp_path, players, init, gumbel
     folder = tmp_path / f"{players}p"
     Run(folder, Config(players=players, init=init, generations=1, gumbel=gumbel, **TINY)).run()
     rows = buffer.load(buffer.generation_file(folder, 1))
-    assert np.allclose(rows["policy"].sum(axis=1), 1.0) and not (rows["policy"][rows["action_mask"] == 0] > 0).any()
-    assert rows["value"].shape[1] == players and np.allclose(rows["value"].sum(axis=1), 1.0)
+    assert np.allclose(rows.policy.sum(axis=1), 1.0) and not (rows.policy[rows.action_mask == 0] > 0).any()
+    assert rows.value.shape[1] == players and np.allclose(rows.value.sum(axis=1), 1.0)
     best = ExportedPolicy(folder / "nets" / "gen_0001.npz")
-    assert best.seat_values(rows["input"][:3], players).shape == (3, players)
+    assert best.seat_values(rows.input[:3], players).shape == (3, players)
     assert best.meta["num_players"] == players
     if init.endswith(".npz"):  # the start is the given network, adapted
         start = ExportedPolicy(folder / "nets" / "gen_0000.npz")
@@ -550,7 +554,7 @@ def test_the_halving_choice_takes_the_best_scaled_q_among_the_actions_due():
     """A root whose four children have 1, 1, 1 and 2 visits, mean win shares 0.2, 0.9, 0.5, 1.0,
     equal Gumbel scores: the descent due at visit count 1 takes action 1 (the best q among the
     three with one visit), not action 3 (two visits); with action 1's score 10 lower, action 2."""
-    from bali_env.bots.puct_search import _halving_choice
+    from bali_env.bots.puct_search import GumbelRoot, PuctTrees, _halving_choice
 
     child = np.full((6, 44), -1, dtype=np.int32)
     child[0, :4] = [1, 2, 3, 4]
@@ -562,11 +566,13 @@ def test_the_halving_choice_takes_the_best_scaled_q_among_the_actions_due():
     score = np.where(mask > 0, 0.0, -np.inf)
     halving = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     scratch = np.zeros((4, 44))
-    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == 1
+    nodes = np.zeros(6, dtype=np.int64)
+    tree = PuctTrees(child, visits, value, nodes, weights, np.full(6, 0.5), nodes.astype(np.int8), nodes[:1])
+    assert _halving_choice(GumbelRoot(score, halving), mask, tree, scratch) == 1
     score[1] = -10.0
-    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == 2
+    assert _halving_choice(GumbelRoot(score, halving), mask, tree, scratch) == 2
     visits[0] = 2 + len(halving)  # the schedule is spent: PUCT decides
-    assert _halving_choice(score, halving, mask, child, visits, value, weights, 0.5, scratch) == -1
+    assert _halving_choice(GumbelRoot(score, halving), mask, tree, scratch) == -1
 
 
 def test_a_gumbel_root_spends_its_descents_as_sequential_halving_says():
@@ -601,8 +607,9 @@ def test_gumbel_self_play_plays_the_search_choice_and_keeps_the_improved_policy(
     from bali_env.trainers.alphazero.selfplay import improved_policy
 
     policy = ExportedPolicy(shipped_policy(2))
-    job = job_for(policy, 2, seed=5, sims=16, c=1.5, leaves=4, temp_moves=6, noise=(0.5, 0.25), gumbel=8)
-    assert job["noise"] is None and job["target"] == "improved"
+    job = job_for(policy, SelfPlaySettings(players=2, seed=5, sims=16, c=1.5, leaves=4, temp_moves=6,
+                                           noise=(0.5, 0.25), gumbel=8))
+    assert job.settings.noise is None and job.settings.target == "improved"
     rows = play_chunk(job, [0])
     env = bali_env.raw_env(num_players=2)
     env.reset(seed=deal_seed(5, 0))
@@ -614,8 +621,8 @@ def test_gumbel_self_play_plays_the_search_choice_and_keeps_the_improved_policy(
     key = decision_keys(5, np.array([0]), np.array([env.agents.index(env.agent_selection)]), np.array([decision]))
     search = PolicySearchAgent(seed=0, sims=16, leaves=4, gumbel=8)
     root = search.search_root(o["observation"][None], o["action_mask"][None], key, policy)
-    assert rows["action"][0] == root["action"][0]
-    np.testing.assert_allclose(rows["policy"][0], improved_policy(root, o["action_mask"][None] > 0)[0], rtol=1e-6)
+    assert rows.action[0] == root["action"][0]
+    np.testing.assert_allclose(rows.policy[0], improved_policy(root, o["action_mask"][None] > 0)[0], rtol=1e-6)
     recomputed = improved_policy({k: v for k, v in root.items() if k != "sigma"}, o["action_mask"][None] > 0)
     np.testing.assert_array_equal(improved_policy(root, o["action_mask"][None] > 0), recomputed)  # the kept sigma
 
@@ -665,11 +672,11 @@ def test_evaluate_measures_without_training_and_agrees_with_the_losses(chunk):
     learner = Learner.from_policy(ExportedPolicy(shipped_policy(2)), lr=1e-3)
     before = [w.copy() for pair in learner.policy().arrays()[0] for w in pair]
     got = learner.evaluate(rows)
-    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.items()}
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in rows.arrays().items()}
     p, v = learner.losses(t["input"], t["action_mask"] > 0, t["policy"], t["value"])
     assert got["policy_loss"] == pytest.approx(p.item()) and got["value_loss"] == pytest.approx(v.item())
-    logits = np.where(rows["action_mask"] > 0, learner.policy().forward(rows["input"]), -np.inf)
-    assert got["agreement"] == pytest.approx(np.mean(logits.argmax(1) == rows["policy"].argmax(1)))
+    logits = np.where(rows.action_mask > 0, learner.policy().forward(rows.input), -np.inf)
+    assert got["agreement"] == pytest.approx(np.mean(logits.argmax(1) == rows.policy.argmax(1)))
     assert 0.0 < got["agreement"] < 1.0
     after = [w for pair in learner.policy().arrays()[0] for w in pair]
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
@@ -683,14 +690,14 @@ def test_rows_read_in_another_column_order_train_as_the_rows_moved(chunk):
     from bali_env.engine import column_orders
 
     _, rows = chunk
-    rows = dict(rows, action_mask=rows["action_mask"].copy(), policy=rows["policy"].copy())
-    refill = (rows["action_mask"][:, 29:33].sum(1) > 1) & (rows["policy"][:, 29] == 0)
-    rows["action_mask"][refill, 29] = 0  # column 0 closed at some refills: the masks must move too
-    features = features_for_input(rows["input"].shape[1])
+    rows = replace(rows, action_mask=rows.action_mask.copy(), policy=rows.policy.copy())
+    refill = (rows.action_mask[:, 29:33].sum(1) > 1) & (rows.policy[:, 29] == 0)
+    rows.action_mask[refill, 29] = 0  # column 0 closed at some refills: the masks must move too
+    features = features_for_input(rows.input.shape[1])
     input_index, action_index = input_permutation((2, 0, 3, 1), features)
-    moved = dict(rows, input=rows["input"][:, input_index], action_mask=rows["action_mask"][:, action_index],
-                 policy=rows["policy"][:, action_index])
-    assert refill.sum() > 10 and not np.array_equal(moved["policy"], rows["policy"])
+    moved = replace(rows, input=rows.input[:, input_index], action_mask=rows.action_mask[:, action_index],
+                    policy=rows.policy[:, action_index])
+    assert refill.sum() > 10 and not np.array_equal(moved.policy, rows.policy)
     nets = []
     for data, orders in ((moved, None), (rows, (input_index[None], action_index[None])),
                          (rows, tuple(np.stack(m) for m in zip(*(input_permutation(o, features)
@@ -720,7 +727,7 @@ def fit_run(tmp_path_factory, chunk):
     _, rows = chunk
     run = tmp_path_factory.mktemp("fit") / "run"
     for g in range(3):
-        buffer.save(buffer.generation_file(run, g + 1), {k: v[rows["game"] == g] for k, v in rows.items()})
+        buffer.save(buffer.generation_file(run, g + 1), rows.select(rows.game == g))
     (run / "config.json").write_text(json.dumps({"players": 2, "lr": 3e-4, "batch": 32, "window": 4}))
     (run / "best.npz").write_bytes(shipped_policy(2).read_bytes())
     return run
@@ -738,12 +745,12 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     assert az_fit.main(argv) == 0
     said = capsys.readouterr().out
     data = json.loads(out.read_text())
-    held = rows["game"] == 2
+    held = rows.game == 2
     assert data["held_out_generation"] == 3 and data["held_out_rows"] == int(held.sum())
-    assert data["target_entropy"] == pytest.approx(az_fit.target_entropy({"policy": rows["policy"][held]}))
+    assert data["target_entropy"] == pytest.approx(az_fit.target_entropy({"policy": rows.policy[held]}))
     # windows beyond the two generations there are to fit become two; steps: 3 a generation, 4 at least
     assert [(d["window"], d["rows"], d["steps"]) for d in data["data"]] == [
-        (1, int((rows["game"] == 1).sum()), 4), (2, int((rows["game"] < 2).sum()), 6)]
+        (1, int((rows.game == 1).sum()), 4), (2, int((rows.game < 2).sum()), 6)]
     assert [c["step"] for c in data["data"][1]["curve"]] == [0, 2, 4, 6]
     assert [c["hidden"] for c in data["capacity"]] == [[128, 128], [16, 8, 8]]
     assert "| fresh, 16x8x8, " in az_fit.table(data)
@@ -755,14 +762,13 @@ def test_the_fit_benchmark_holds_out_the_newest_generation_and_writes_what_it_me
     assert "columns in random order" in said
     loop = data["loop"]
     assert [c["step"] for c in loop["curve"]] == [0, 2, 4, 5] and loop["window"] == 2
-    first = Learner.from_policy(ExportedPolicy(shipped_policy(2)), 3e-4).evaluate(
-        {k: v[held] for k, v in rows.items()})
+    first = Learner.from_policy(ExportedPolicy(shipped_policy(2)), 3e-4).evaluate(rows.select(held))
     assert loop["curve"][0]["policy_loss"] == pytest.approx(first["policy_loss"])
     assert loop["best_policy_loss"] == min(c["policy_loss"] for c in loop["curve"])
     best_value = min(loop["curve"], key=lambda c: c["value_loss"])
     assert (loop["best_value_loss"], loop["best_value_step"]) == (best_value["value_loss"], best_value["step"])
     assert az_fit.line("the loop", loop).split(":")[0] in said and "data, window 2" in said
-    exported = Learner.from_policy(ExportedPolicy(npz), 3e-4).evaluate({k: v[held] for k, v in rows.items()})
+    exported = Learner.from_policy(ExportedPolicy(npz), 3e-4).evaluate(rows.select(held))
     assert exported["policy_loss"] == pytest.approx(loop["best_policy_loss"], rel=1e-5)
     assert exported["value_loss"] == pytest.approx(loop["best_value_loss"], rel=1e-5)
     assert png.read_bytes()[:4] == b"\x89PNG"
@@ -907,14 +913,15 @@ def test_the_targets_benchmark_searches_the_self_play_positions_again(targets_ru
     policy = ExportedPolicy(targets_run / "best.npz")
     config = json.loads((targets_run / "config.json").read_text())
     found = az_targets.play(policy, config, games=2, repeats=3, sims=[8, 12], seed=5)
-    rows = play_chunk(job_for(policy, 2, seed=5, sims=8, c=1.5, leaves=4, temp_moves=0, gumbel=4), [0, 1])
-    np.testing.assert_array_equal(found["targets"][0][0], rows["policy"])
-    np.testing.assert_array_equal(found["legal"], rows["action_mask"] > 0)
+    settings = SelfPlaySettings(players=2, seed=5, sims=8, c=1.5, leaves=4, temp_moves=0, gumbel=4)
+    rows = play_chunk(job_for(policy, settings), [0, 1])
+    np.testing.assert_array_equal(found["targets"][0][0], rows.policy)
+    np.testing.assert_array_equal(found["legal"], rows.action_mask > 0)
     from bali_env.engine import N_DECISIONS, O_DECISION
 
     np.testing.assert_array_equal(found["decision"],
-                                  np.argmax(rows["input"][:, O_DECISION : O_DECISION + N_DECISIONS], axis=1))
-    assert [t.shape for t in found["targets"]] == [(3, len(rows["action"]), 44)] * 2
+                                  np.argmax(rows.input[:, O_DECISION : O_DECISION + N_DECISIONS], axis=1))
+    assert [t.shape for t in found["targets"]] == [(3, len(rows), 44)] * 2
     assert not np.array_equal(found["targets"][0][0], found["targets"][0][1])  # other keys, other searches
     out = tmp_path / "targets.json"
     argv = [str(targets_run), "--games", "2", "--repeats", "3", "--sims", "12", "8", "--seed", "5", "--out", str(out)]

@@ -12,7 +12,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 import bali_env
 from bali_env.envs import api_check
-from bali_env.envs.api_check import check_env, copy_env
+from bali_env.envs.api_check import CheckOptions, check_env, copy_env
 
 
 def _connect_four():
@@ -142,3 +142,21 @@ def test_the_broken_wrappers_are_otherwise_harmless():
 def test_check_env_rejects_an_unknown_illegal_action_mode():
     with pytest.raises(ValueError, match="illegal_action"):
         check_env(lambda: bali_env.env(num_players=2), api_cycles=0, seed_cycles=0, illegal_action="ignore")
+
+
+def test_the_options_are_one_record():
+    """The options are the fields of ``CheckOptions`` (frozen, its defaults in one place): a
+    record passed as ``options`` is used, a keyword changes one of its fields, and an unknown
+    keyword is refused by name."""
+    calls = []
+    options = CheckOptions(api_cycles=0, seed_cycles=0, final_check=lambda env, where: calls.append(where))
+    with pytest.raises(AttributeError):
+        options.api_cycles = 5  # frozen
+    summary = check_env(lambda: bali_env.env(num_players=2, illegal_action="raise"), 1, 3, options,
+                        illegal_action="raise")
+    assert summary["games"] == 1 and summary["illegal_action"] == "raise" and len(calls) == 1
+    assert options.illegal_action == "auto"  # the keyword changed a copy
+    with pytest.raises(TypeError, match="num_cycles"):
+        check_env(lambda: bali_env.env(num_players=2), options=options, num_cycles=3)
+    with pytest.raises(ValueError, match="illegal_action"):
+        CheckOptions(illegal_action="ignore")

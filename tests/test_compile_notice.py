@@ -9,6 +9,7 @@ import multiprocessing as mp
 import pytest
 
 from bali_env.arena import compile_share
+from bali_env.engine import GameConfig
 from bali_env.arena.tournament import _GameBar
 from bali_env.arena.workers import CompileNotice, _next_parts, compile_parts, part_label
 
@@ -72,7 +73,7 @@ def test_parts_go_to_the_first_free_worker():
 
 def test_compile_share_says_each_part_ready():
     said = []
-    compile_share(["random", "random"], 2, False, False, 0, 1, said.append)
+    compile_share(["random", "random"], GameConfig(2), 0, 1, said.append)
     assert said == ["the game", "random"]
 
 

@@ -16,7 +16,7 @@ from bali_env.bots.ppo import ExportedPolicy, write_policy
 from bali_env.bots.puct import PolicySearchAgent
 from bali_env.trainers.finetune import distil
 from bali_env.apps.cli import main as cli_main
-from bali_env.trainers.finetune.distil import fingerprint, fit_actor, label, positions
+from bali_env.trainers.finetune.distil import FitSettings, SearchedPositions, fingerprint, fit_actor, label, positions
 
 
 def main(argv):
@@ -24,7 +24,7 @@ def main(argv):
     return cli_main(["distil", *argv])
 
 
-SHIPPED = str(Path(bali_env.__file__).parent / "agents" / "policies" / "bali_2p.npz")
+SHIPPED = str(Path(bali_env.__file__).parent / "bots" / "policies" / "bali_2p.npz")
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,9 @@ def test_the_fit_moves_the_actor_towards_the_visits(kept):
     visits = np.zeros_like(kept["action_mask"], dtype=np.int32)
     visits[np.arange(len(visits)), logits.argmin(axis=1)] = 10
     game = np.arange(len(visits)) % 3 * 5  # held out: game % 10 == 0, a third of the rows
-    weights, report = fit_actor(policy.arrays()[0], "relu", kept["input"], kept["action_mask"], visits, game,
-                                epochs=30, lr=3e-3, seed=0)
+    weights, report = fit_actor(policy.arrays()[0], "relu", SearchedPositions(kept["input"], kept["action_mask"],
+                                                                              visits, game),
+                                FitSettings(epochs=30, lr=3e-3, seed=0))
     assert report["agrees_before"] == 0.0 and report["target_entropy"] == 0.0
     assert report["cross_entropy_after"] < report["cross_entropy_before"]
     new = ExportedPolicy.from_arrays(weights, policy.meta)

@@ -221,14 +221,15 @@ def test_quick_start_compiles_nothing_from_empty_caches(monkeypatch):
     (a short run of cheap agents: no compiling, so it ends within seconds on a first run)."""
     from bali_env.apps.cli import build_parser
     from bali_env.arena import tournament as arena_run
+    from bali_env.engine import GameConfig
     from bali_env.envs import batched
 
     args = build_parser().parse_args(_quick_start()[1:])
     monkeypatch.setattr(batched, "kernels_cached", lambda *a: False)
-    job = {"specs": list(args.agents), "num_players": args.players, "oracle": False, "demon": False}
-    assert arena_run._venue(job, args.workers, args.games, None) == ("interpreted", args.workers)
-    job["specs"] = [*args.agents[:-1], "mcts"]  # a search agent compiles: the check can tell
-    assert arena_run._venue(job, args.workers, args.games, None)[0] != "interpreted"
+    game = GameConfig(args.players)
+    assert arena_run._venue(list(args.agents), game, args.workers, args.games, False) == ("interpreted", args.workers)
+    searching = [*args.agents[:-1], "mcts"]  # a search agent compiles: the check can tell
+    assert arena_run._venue(searching, game, args.workers, args.games, False)[0] != "interpreted"
 
 
 @pytest.mark.slow

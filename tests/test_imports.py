@@ -202,16 +202,22 @@ def test_the_graph_sees_a_module_named_in_a_string(tmp_path):
 
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory) -> list[str]:
-    """The file names in the wheel pip builds from this checkout (built once for the module)."""
+    """The file names in the wheel pip builds from this checkout (built once for the module), from a
+    copy of what the build reads: a ``build/`` folder an earlier build left in the checkout (with
+    modules since moved or removed) cannot slip into it."""
+    import shutil
     import subprocess
     import sys
     import zipfile
 
     if not (ROOT / "pyproject.toml").is_file():
         pytest.skip("no checkout beside the tests to build a wheel from (the installed wheel's tests)")
-    out = tmp_path_factory.mktemp("wheel")
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "bali_env", source / "bali_env", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(out), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    str(out), str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = out.glob("bali_env-*.whl")
     return zipfile.ZipFile(wheel).namelist()
 
@@ -249,7 +255,7 @@ def test_the_wheel_holds_nothing_test_only(wheel_names):
     assert files_for_tests_only(wheel_names) == []
     shipped = {n for n in wheel_names if n.endswith(".py")}
     source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "bali_env").rglob("*.py")}
-    assert shipped == source, f"in the wheel only: {sorted(shipped - source)} (a stale build/ folder? delete it); " \
+    assert shipped == source, f"in the wheel only: {sorted(shipped - source)}; " \
                               f"in the checkout only: {sorted(source - shipped)} (a folder without __init__.py?)"
 
 

@@ -217,8 +217,10 @@ def test_each_node_gains_the_share_of_the_seat_that_moved_into_it():
     paths[0, :5] = [0, 1, 2, 3, 4]
     logits = np.zeros((1, cap, N_ACTIONS), dtype=np.float32)
     prior_v, expanded = np.zeros((1, cap)), np.zeros((1, cap), dtype=np.int8)
-    K.puct_expand(np.array([0]), np.zeros((1, N_ACTIONS)), np.array([[0.1, 0.2, 0.3, 0.4]]), states,
-                  paths, np.array([4]), logits, prior_v, expanded, value, mover)
+    descents = K.Descents(states, paths, np.array([4]), np.zeros((1, 1), np.float32), np.zeros((1, 1), np.int8))
+    tree = K.PuctTrees(np.zeros((1, cap, N_ACTIONS), np.int32), np.zeros((1, cap), np.int64), value, mover, logits,
+                       prior_v, expanded, np.zeros(1, np.int64))
+    K.puct_expand(np.array([0]), np.zeros((1, N_ACTIONS)), np.array([[0.1, 0.2, 0.3, 0.4]]), descents, tree)
     np.testing.assert_allclose(value[0], [0.0, 0.2, 0.3, 0.4, 0.1, 0.0])
     assert prior_v[0, 4] == 0.1 and expanded[0].tolist() == [0, 0, 0, 0, 1, 0]
 

@@ -13,7 +13,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from bali_env.bots import make_agent, threads
-from bali_env.speed.search import _positions
+from bali_env.speed.search import choice_positions
 
 
 def _blas_threads() -> list[int]:
@@ -49,7 +49,7 @@ def test_idle_cores_sees_other_busy_processes():
 @pytest.mark.parametrize("spec", ["ppo+search:sims=64", "mcts:sims=64"])
 def test_search_kernels_run_on_the_idle_cores_only(spec, monkeypatch):
     """The parallel search kernel is entered with the thread count idle_cores allows."""
-    obs, masks = _positions(count=4)
+    obs, masks = choice_positions(count=4)
     agent = make_agent(spec, seed=0)
     agent.act_batch_keyed(obs, masks, np.arange(4, dtype=np.uint64))  # compiled before spying
     module = sys.modules[type(agent).__module__]
@@ -72,7 +72,7 @@ def test_search_kernels_run_on_the_idle_cores_only(spec, monkeypatch):
 def test_the_same_decisions_whatever_the_thread_count(spec, monkeypatch):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one Numba thread on this machine: nothing to compare")
-    obs, masks = _positions(count=16)
+    obs, masks = choice_positions(count=16)
     keys = np.arange(100, 116, dtype=np.uint64)
     chosen = {}
     for count in (1, 2):

@@ -783,7 +783,7 @@ def test_compiled_kernel_shares_are_the_ones_the_games_use(num_players):
 
     kernels = (C.batch_reset_one, C.batch_step_serial, greedy_decide_batch)
     for w in range(2):
-        compile_share(["greedy", "random", "greedy"], num_players, True, num_players == 4, w, 2)
+        compile_share(["greedy", "random", "greedy"], C.GameConfig(num_players, True, num_players == 4), w, 2)
     compiled = [set(k.signatures) for k in kernels]
     play_games(["greedy", "random"] * (num_players // 2), range(4), num_players=num_players, seed=3, oracle=True,
                demon=num_players == 4)

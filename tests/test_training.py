@@ -192,15 +192,15 @@ def test_lean_ppo_rollout_and_advantages_match_sb3():
     import torch
     from stable_baselines3.common.buffers import RolloutBuffer
 
-    from bali_env.trainers.ppo_selfplay.lean import LeanPPO
+    from bali_env.trainers.ppo_selfplay.lean import LeanPPO, PPOSettings
     from bali_env.versus.opponents import OpponentPool
     from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
 
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
     venv = BaliSB3VecEnv(6, pool, num_players=2, seed=0)
-    model = LeanPPO(venv, lr=3e-4, n_steps=80, batch_size=64, n_epochs=1, gamma=0.99, ent_coef=0.0, net=[16],
-                    activation=torch.nn.ReLU, seed=0)
+    ppo = PPOSettings(lr=3e-4, n_steps=80, batch_size=64, n_epochs=1, gamma=0.99, ent_coef=0.0)
+    model = LeanPPO(venv, ppo, net=[16], activation=torch.nn.ReLU, seed=0)
     assert model.collect(lambda _: True)
     assert model._masks.gather(2, model._actions[..., None]).all()  # only legal actions
     logp, _ = model.policy(model._obs[3], model._masks[3])
@@ -227,7 +227,7 @@ def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
     pytest.importorskip("stable_baselines3")
     import torch
 
-    from bali_env.trainers.ppo_selfplay.lean import LeanPPO
+    from bali_env.trainers.ppo_selfplay.lean import LeanPPO, PPOSettings
     from bali_env.trainers.ppo_selfplay.train import parse_args
     from bali_env.versus.opponents import OpponentPool
     from bali_env.versus.sb3_vecenv import BaliSB3VecEnv
@@ -235,8 +235,8 @@ def test_lean_critic_warmup_freezes_the_actor_until_its_step_count(capsys):
     pool = OpponentPool(seed=0)
     pool.add("random", RandomAgent(seed=0), 1.0)
     venv = BaliSB3VecEnv(4, pool, num_players=2, seed=0)
-    model = LeanPPO(venv, lr=1e-3, n_steps=16, batch_size=32, n_epochs=1, gamma=0.99, ent_coef=0.01, net=[16],
-                    activation=torch.nn.ReLU, seed=0, critic_warmup=128)
+    ppo = PPOSettings(lr=1e-3, n_steps=16, batch_size=32, n_epochs=1, gamma=0.99, ent_coef=0.01)
+    model = LeanPPO(venv, ppo, net=[16], activation=torch.nn.ReLU, seed=0, critic_warmup=128)
 
     def weights() -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         actor = [w.detach().clone() for w in model._actor()]

@@ -223,22 +223,21 @@ def test_run_progress_reads_and_writes_the_checkpoint_format():
 
 
 def test_training_modules_do_not_import_each_other():
-    """No two modules of ``bali_env.trainers`` import each other, counting imports inside functions."""
-    import ast
+    """No two modules of ``bali_env.trainers`` import each other (``tests/test_imports.py`` finds
+    circles of any length), and ``--framework rllib`` is handed one way only: ``bali train``'s
+    module imports RLlib's command, never the reverse."""
+    import sys
 
-    folder = ROOT / "bali_env" / "training"
-    graph: dict[str, set[str]] = {}
-    for path in folder.glob("*.py"):
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                deps.add(node.module)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bali_env.trainers."):
-                deps.add(node.module.split(".")[2])
-        graph[path.stem] = deps
-    pairs = [(a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ())]
-    assert pairs == []
-    assert "train" not in graph["rllib"] and "rllib" in graph["train"]  # --framework rllib: one way only
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_imports import circles, import_graph, project_modules
+
+    graph = import_graph(project_modules())
+    trainers = {m: {t for t in ts if t.startswith("bali_env.trainers")} for m, ts in graph.items()
+                if m.startswith("bali_env.trainers")}
+    assert circles(trainers) == []
+    assert "bali_env.trainers.rllib.launch" in trainers["bali_env.trainers.ppo_selfplay.train"]
+    assert not any(t.startswith("bali_env.trainers.ppo_selfplay") for m, ts in trainers.items()
+                   if m.startswith("bali_env.trainers.rllib") for t in ts)
 
 
 @pytest.mark.slow
@@ -388,15 +387,16 @@ def test_a_run_ends_saying_what_it_made_and_how_to_play_it(players, tmp_path):
 def test_the_plan_says_what_the_final_evaluation_adds():
     """Before training the run says its plan: the budget, the evaluations, the final one with its
     estimate and how to skip it."""
-    from bali_env.trainers.console import duration, plan_line, short_of_budget, spent
+    from bali_env.trainers.console import Budget, FinalEval, duration, plan_line, short_of_budget, spent
 
-    line = plan_line(minutes=2, steps=1e8, train_seconds=99, final_games=1000, opponents=["random", "greedy"],
-                     final_seconds=20, eval_seconds=19.8, eval_steps=1e6)
+    line = plan_line(Budget(minutes=2, steps=1e8, train_seconds=99),
+                     FinalEval(games=1000, opponents=["random", "greedy"], seconds=20), eval_seconds=19.8,
+                     eval_steps=1e6)
     assert line == ("2 min in all (--minutes 2); training for about 1 min 39 s; evaluating every 20 s and every "
                     "1,000,000 env steps of it; then the final evaluation (1,000 games against each of random and "
                     "greedy, up to about 20 s), within the budget (--final-eval-games 0 skips it)")
-    off = plan_line(minutes=0, steps=3000, train_seconds=None, final_games=0, opponents=["greedy"],
-                    final_seconds=None)
+    off = plan_line(Budget(minutes=0, steps=3000, train_seconds=None), FinalEval(games=0, opponents=["greedy"],
+                                                                                 seconds=None))
     assert off == ("training for 3,000 env steps (--steps; no time limit); no evaluation on the way (--eval-every 0); "
                    "no final evaluation (--final-eval-games 0)")
     assert short_of_budget(0.5, 7) is None and "more than 25% of --minutes 0.5" in short_of_budget(0.5, 8)

@@ -98,9 +98,7 @@ def test_parallel_kernel_matches_serial_kernel():
     for _ in range(300):
         actions = np.argmax(a.action_masks * rng.random((n, C.N_ACTIONS)), axis=1)
         a.step(actions)
-        C.batch_step_serial(b.states, actions, b._streams, b.num_players, b.oracle, b.demon, *b._options, False,
-                            b.obs, b.action_masks, b.to_move, b.rewards, b.terminated, b.final_scores, b.winner_masks,
-                            b.final_states)
+        C.batch_step_serial(b.states, actions, b._streams, b._deal, False, b.buffers)
         np.testing.assert_array_equal(a.states, b.states)
         np.testing.assert_array_equal(a.obs, b.obs)
         np.testing.assert_array_equal(a.rewards, b.rewards)

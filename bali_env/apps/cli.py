@@ -127,8 +127,12 @@ def _again(command: str, argv: Sequence[str], out: Path) -> list[str]:
 
 # ---------------------------------------------------------------------------------------- tournament
 def _tournament_parents() -> list[argparse.ArgumentParser]:
-    return [flags.players(4), flags.games(1000, "games, rounded up to whole seat rotations"), flags.seed(0),
-            flags.workers(2), flags.variants(),
+    from bali_env.arena import TournamentSettings
+
+    default = TournamentSettings()  # the defaults, declared once
+    return [flags.players(default.game.num_players),
+            flags.games(default.games, "games, rounded up to whole seat rotations"),
+            flags.seed(default.seed), flags.workers(default.workers), flags.variants(),
             flags.out("output folder for the journal, results.json/.csv and ratings.png (default: a new folder "
                       "results/tournament/<date-time>, with a -N suffix when another run took that name; an --out "
                       "holding an earlier run is refused: --resume OUT continues it, --overwrite replaces it)"),
@@ -137,8 +141,9 @@ def _tournament_parents() -> list[argparse.ArgumentParser]:
 
 def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``bali tournament`` besides the shared ones."""
-    from bali_env.arena import DEFAULT_BATCH_SIZE
+    from bali_env.arena import BACKENDS, TournamentSettings
 
+    default = TournamentSettings()  # the defaults, declared once
     parser.description = ("Seat-rotated tournament between agents on the batched environment: win rates with 95% "
                           "intervals, mean score and rank, ratings fitted to all games. Game k is dealt from SEED "
                           "and k hashed together (deal_seed), the same deal whatever the workers or the batch.")
@@ -146,11 +151,11 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
                         help="participants, e.g. random greedy mcts:sims=200 ppo sb3:model.zip mybot.py:MyBot "
                              "'cmd:python3 bot.py' (a program speaking the bot protocol, quoted as one argument); "
                              "repeat a spec to field it several times (greedy random random random)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
-                        help=f"games stepped together per worker (default {DEFAULT_BATCH_SIZE})")
+    parser.add_argument("--batch-size", type=int, default=default.batch_size,
+                        help=f"games stepped together per worker (default {default.batch_size})")
     _resume_argument(parser, "run", "play only the games its journal lacks")
     parser.add_argument("--save-records", action="store_true", help="also save every game as a record in OUT/records/")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+    parser.add_argument("--backend", choices=BACKENDS, default=default.backend,
                         help="local: worker processes on this machine (default); ray: chunks of games as Ray tasks "
                              "(a local Ray instance of --workers CPUs, or the cluster at --ray-address)")
     parser.add_argument("--ray-address", default=None, metavar="HOST:PORT",
@@ -210,11 +215,15 @@ def _tournament(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------- league
 def _league_parents() -> list[argparse.ArgumentParser]:
-    return [flags.games(200, "games per part (each pair, each free-for-all; rounded up to whole rotations)"),
-            flags.players([2, 3, 4], many=True, detail="the parts: 2 = every pair, 3 and 4 = the free-for-all at "
-                          "that size when there are enough agents"),
-            flags.seed(0, "the deals: game k of every part is dealt from SEED and k hashed together (deal_seed)"),
-            flags.workers(2),
+    from bali_env.arena import LeagueSettings
+
+    default = LeagueSettings()  # the defaults, declared once
+    return [flags.games(default.games, "games per part (each pair, each free-for-all; rounded up to whole rotations)"),
+            flags.players(list(default.sizes), many=True, detail="the parts: 2 = every pair, 3 and 4 = the "
+                          "free-for-all at that size when there are enough agents"),
+            flags.seed(default.seed, "the deals: game k of every part is dealt from SEED and k hashed together "
+                       "(deal_seed)"),
+            flags.workers(default.workers),
             flags.variants(), flags.out("output folder (default: a new folder results/league/<date-time>; an --out "
                                         "holding an earlier league is refused: --resume OUT continues it, "
                                         "--overwrite replaces it)"),

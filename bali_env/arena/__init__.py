@@ -3,23 +3,24 @@ with ratings; bots in any language (the bot protocol); one module per job.
 
 | module | job |
 |---|---|
+| ``settings.py`` | ``TournamentSettings``, ``LeagueSettings``, ``GameJob``: every option, its default, one check |
 | ``schedule.py`` | participant names, seat-rotated lineups, whole rotations, agent seeds |
 | ``games.py`` | ``play_games``: the games on one ``BaliVectorEnv``, a record per game |
 | ``workers.py`` | worker processes: shared compilation, the compile notice, interpreted first runs |
 | ``ray_backend.py`` | the same games as Ray tasks, on a local instance or a cluster |
 | ``journal.py`` | ``journal.jsonl`` (one line per finished game) and ``--resume`` |
 | ``stats.py`` | wins, Wilson intervals, ranks, seat shares, the rating fit |
-| ``report.py`` | ``TournamentResult``: the table, results.json / results.csv / ratings.png |
-| ``checks.py`` | every argument checked before anything is printed, played or written |
+| ``standings.py`` | ``TournamentResult``: the table, results.json / results.csv / ratings.png |
+| ``checks.py`` | what the settings record cannot judge (agents, output folder, Ray), before anything happens |
 | ``errors.py`` | ``TournamentError``, ``TournamentInterrupted``, ``TournamentFailed`` |
-| ``run.py`` | ``run_tournament``: checks, journal, where to play, progress, result |
+| ``tournament.py`` | ``run_tournament``: checks, journal, where to play, progress, result |
 | ``pages.py`` | ``index.html`` (the table, the chart, every game) and a replay page per saved game |
 | ``league.py`` | ``run_league`` (``bali league``): every pair plus the free-for-all, the matrix, the heat map |
 | ``protocol/`` | bots in any language: ``cmd:PROGRAM`` agents speaking JSON lines, their processes and faults |
 
 The clock and forfeits live in ``games.py`` (``Clock``: a participant that runs out of time,
 raises, breaks the bot protocol or chooses an illegal action loses that game) and
-``stats.py``/``report.py`` (forfeits by reason, decision times); bots in other languages are
+``stats.py``/``standings.py`` (forfeits by reason, decision times); bots in other languages are
 agents (``protocol/``, ``cmd:`` specs); the web app is ``bali_env.apps.web``.
 
 ``run_tournament(["greedy", "random", "random", "random"], num_players=4, games=1000)`` (or
@@ -113,7 +114,8 @@ from __future__ import annotations
 from bali_env.arena.checks import BACKENDS, check_out_dir, check_tournament, validate_agents
 from bali_env.arena.errors import TournamentError, TournamentFailed, TournamentInterrupted
 from bali_env.arena.journal import JOURNAL, read_journal
-from bali_env.arena.games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
+from bali_env.arena.games import PROGRESS_WAVES, play_games
+from bali_env.arena.settings import DEFAULT_BATCH_SIZE, GameJob, LeagueSettings, TournamentSettings
 from bali_env.arena.standings import TournamentResult, plot_ratings
 from bali_env.arena.tournament import INTERPRETABLE_AGENTS, INTERPRETED_NOTE, QUICK_GAMES, QUICK_WAVES, run_tournament
 from bali_env.engine.seeds import agent_seed, deal_seed
@@ -123,9 +125,10 @@ from bali_env.arena.stats import Z95, compute_stats, game_ranks, rating_fit, wil
 from bali_env.arena.workers import compile_share, warm_up
 
 __all__ = [
-    "BACKENDS", "DEFAULT_BATCH_SIZE", "INTERPRETABLE_AGENTS", "INTERPRETED_NOTE", "JOURNAL", "LINEUP_SCHEME",
-    "PROGRESS_WAVES", "QUICK_GAMES", "QUICK_WAVES", "TournamentError", "TournamentFailed", "TournamentInterrupted",
-    "TournamentResult", "Z95", "agent_seed", "check_out_dir", "check_tournament", "compile_share", "compute_stats",
-    "cycle_length", "deal_seed", "game_ranks", "lineup", "participant_names", "play_games", "plot_ratings",
-    "rating_fit", "read_journal", "rounded_games", "run_tournament", "validate_agents", "warm_up", "wilson_interval",
+    "BACKENDS", "DEFAULT_BATCH_SIZE", "GameJob", "INTERPRETABLE_AGENTS", "INTERPRETED_NOTE", "JOURNAL", "LINEUP_SCHEME",
+    "LeagueSettings", "PROGRESS_WAVES", "QUICK_GAMES", "QUICK_WAVES", "TournamentError", "TournamentFailed",
+    "TournamentInterrupted", "TournamentResult", "TournamentSettings", "Z95", "agent_seed", "check_out_dir",
+    "check_tournament", "compile_share", "compute_stats", "cycle_length", "deal_seed", "game_ranks", "lineup",
+    "participant_names", "play_games", "plot_ratings", "rating_fit", "read_journal", "rounded_games", "run_tournament",
+    "validate_agents", "warm_up", "wilson_interval",
 ]

@@ -1,6 +1,6 @@
 """Playing tournament games: one ``BaliVectorEnv`` of slots, each participant's
 ``act_batch_keyed`` over the rows where it is to move, a record per finished game, under the
-tournament's ``Clock``.
+tournament's ``Clock``, as a ``GameJob`` says (``settings``).
 
 A participant that raises, breaks the bot protocol, chooses an illegal action or runs out of
 time loses the game it was playing (a *forfeit*, recorded with its reason: ``timeout``,
@@ -23,8 +23,8 @@ from bali_env.bots.base import Agent
 from bali_env.bots.registry import make_agent
 from bali_env.engine.seeds import agent_seed, deal_seed, decision_keys
 from bali_env.arena.schedule import lineup
+from bali_env.arena.settings import GameJob
 
-DEFAULT_BATCH_SIZE = 128  #: slots of each worker's BaliVectorEnv
 PROGRESS_WAVES = 8  #: a worker plays its games in at least this many waves (see ``play_games``)
 
 
@@ -144,20 +144,12 @@ def log_name(participant: str) -> str:
 def play_games(
     specs: Sequence[str],
     games: Iterable[int],
+    job: GameJob | None = None,
     *,
-    num_players: int,
-    seed: int,
-    oracle: bool = False,
-    demon: bool = False,
     worker: int = 0,
-    batch_size: int = DEFAULT_BATCH_SIZE,
     on_finished: Callable[[list[dict[str, Any]]], None] | None = None,
-    keep_actions: bool = False,
     waves: int = PROGRESS_WAVES,
-    move_time: float | None = None,
-    game_time: float | None = None,
-    names: Sequence[str] | None = None,
-    log_dir: str | Path | None = None,
+    **fields: Any,
 ) -> list[dict[str, Any]]:
     """Play the tournament games with the given indices on one ``BaliVectorEnv``; return one
     record per game (in index order): ``game``, ``seed``, ``lineup`` (participant indices by
@@ -165,32 +157,34 @@ def play_games(
     ``forfeit`` (only for such a game: ``seat``, ``reason``, ``detail``, and for an in-process
     agent that raised its ``traceback``), ``move_times`` (per
     seat: decisions, seconds in all, the longest decision's seconds; not part of results.json),
-    and ``actions`` with ``keep_actions``. ``on_finished(records)`` is called after each step in
+    and ``actions`` with the job's ``keep_actions``. ``on_finished(records)`` is called after each step in
     which games ended, with their records. The games are played in at least ``waves`` waves
     (smaller batches: the first games end sooner; the records do not depend on it).
-    ``move_time`` / ``game_time``: the clock (``Clock``); ``names``: the participants' names (the
-    agents' ``start`` messages, the log files); ``log_dir``: where a ``cmd:`` bot's standard error
-    goes (``NAME.log``; None: nowhere)."""
+    ``job``: how to play them (a ``GameJob``: the game, the seed, the batch size, the clock
+    (``Clock``), the participants' names for the agents' ``start`` messages and the log files, the
+    folder of ``cmd:`` bots' standard error), or its fields as keywords (``num_players=4, seed=0,
+    oracle=..., keep_actions=...``), which override a job's."""
     from bali_env.envs.batched import BaliVectorEnv
 
+    job = GameJob.make(job, **fields)
     games = list(games)
     if not games:
         return []
-    clock = Clock(move_time, game_time)
-    names = list(names) if names is not None else list(specs)
-    agents: list[Agent] = [make_agent(spec, seed=agent_seed(seed, p, 0)) for p, spec in enumerate(specs)]
+    clock = Clock(job.move_time, job.game_time)
+    names = list(job.names) if job.names is not None else list(specs)
+    agents: list[Agent] = [make_agent(spec, seed=agent_seed(job.seed, p, 0)) for p, spec in enumerate(specs)]
     for p, agent in enumerate(agents):
         if hasattr(agent, "set_clock"):
             agent.set_clock(clock.move_time, clock.game_time)
         if hasattr(agent, "set_log"):  # no folder: a bot's stderr goes nowhere (never into the results)
-            agent.set_log(None if log_dir is None else Path(log_dir) / log_name(names[p]))
+            agent.set_log(None if job.log_dir is None else Path(job.log_dir) / log_name(names[p]))
     # at most batch_size games at once, and at least PROGRESS_WAVES waves of them, so the first
     # games end (and the progress bar moves) early even in a short run
-    b_size = min(int(batch_size), -(-len(games) // max(1, int(waves))))
+    b_size = min(int(job.batch_size), -(-len(games) // max(1, int(waves))))
     # one thread: a tournament batch is small, and a parallel region loses badly on busy cores
-    env = BaliVectorEnv(b_size, num_players=num_players, oracle=oracle, demon=demon, seed=seed, parallel=False)
+    env = BaliVectorEnv(b_size, **job.game.as_dict(), seed=job.seed, parallel=False)
     env.reset()
-    slots = _Slots(env, agents, names, games, seed, oracle, demon, keep_actions, on_finished)
+    slots = _Slots(env, agents, names, games, job, on_finished)
     try:
         while slots.busy():
             slots.step(clock)
@@ -204,12 +198,12 @@ class _Slots:
     """The games in play on one ``BaliVectorEnv``: which game each slot holds, who sits where,
     the moves and times so far; ``step`` plays one decision in every slot."""
 
-    def __init__(self, env: Any, agents: list[Agent], names: list[str], games: list[int], seed: int, oracle: bool,
-                 demon: bool, keep_actions: bool, on_finished: Callable[[list[dict[str, Any]]], None] | None) -> None:
+    def __init__(self, env: Any, agents: list[Agent], names: list[str], games: list[int], job: GameJob,
+                 on_finished: Callable[[list[dict[str, Any]]], None] | None) -> None:
         b_size, n = env.num_envs, env.num_players
-        self.env, self.agents, self.names, self.seed = env, agents, names, seed
-        self.variants = {"oracle": oracle, "demon": demon}
-        self.keep_actions, self.on_finished = keep_actions, on_finished
+        self.env, self.agents, self.names, self.seed = env, agents, names, job.seed
+        self.variants = {"oracle": job.game.oracle, "demon": job.game.demon}
+        self.keep_actions, self.on_finished = job.keep_actions, on_finished
         self.m, self.n = len(agents), n
         self.game = np.full(b_size, -1, dtype=np.int64)
         self.lineup = np.zeros((b_size, n), dtype=np.int64)

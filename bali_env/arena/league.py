@@ -17,7 +17,7 @@ import contextlib
 import itertools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -25,14 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from bali_env.engine.validate import check_int
-
-from bali_env.arena.checks import check_clock, check_extra, check_out_dir, validate_agents
-from bali_env.arena.errors import TournamentError, setup_checks
+from bali_env.arena.checks import check_extra, check_out_dir, validate_agents
+from bali_env.arena.errors import TournamentError
 from bali_env.arena.schedule import participant_names
+from bali_env.arena.settings import TABLE_SIZES, LeagueSettings
 from bali_env.arena.stats import RATING_NA_NOTE, game_ranks, rating_fit, rating_shown, rating_text, wilson_interval
 
-TABLE_SIZES = (2, 3, 4)  #: the league's parts: 2-player pairs, the 3- and 4-player free-for-all
 FINISHED = "league.json"  #: written last: a folder holding it holds a finished league
 #: everything a league writes in its folder (what ``--overwrite`` removes, and nothing else)
 LEAGUE_OUTPUTS = (FINISHED, "league.png", "index.html", "pairs", "ffa-3p", "ffa-4p")
@@ -98,50 +96,49 @@ class LeagueResult:
         write_text(out / "index.html", league_page(self, (out / "league.png").exists()))
 
 
-def run_league(agents: list[str], games: int = 200, seed: int = 0, workers: int = 2, out_dir: str | Path | None = None,
-               sizes: tuple[int, ...] = TABLE_SIZES, oracle: bool = False, demon: bool = False, progress: bool = True,
-               resume: bool = False, move_time: float | None = None, game_time: float | None = None,
-               backend: str = "local", ray_address: str | None = None, overwrite: bool = False,
-               out_parent: str | Path | None = None, on_folder: Callable[[Path], None] | None = None) -> LeagueResult:
+def run_league(agents: Sequence[str], settings: LeagueSettings | None = None, **fields: Any) -> LeagueResult:
     """Play the league of ``agents`` (specs): ``games`` games (rounded up to whole rotations) for
     every pair in 2 players and for the free-for-all in each other size of ``sizes`` that has
     enough agents and that every agent can play (one that cannot, such as the shipped ``ppo`` in
     3 players, leaves that free-for-all out: said on stderr and in ``config["skipped"]``); see
-    the module docstring. TournamentError for a bad setup, before any game and before any folder
+    the module docstring. ``settings``: a ``LeagueSettings`` (every option with its default), or
+    its fields as keywords (``games=200, seed=0, workers=2, sizes=(2, 3, 4), ...``; with a record
+    they override its own). TournamentError for a bad setup, before any game and before any folder
     is made: ``out_dir`` follows the rule of every output folder (``bali_env.files.check_out_folder``:
     a league there is continued with ``resume``, replaced only with ``overwrite``); without it,
     ``out_parent`` gets a new folder (``new_output_dir``, named on stderr) once every check passed,
     and ``on_folder`` is told it. The folder written is the result's ``out_dir``."""
+    settings = LeagueSettings.make(settings, **fields)
     specs = [str(s) for s in agents]
-    out = Path(out_dir) if out_dir is not None else None
-    check_league(specs, games, sizes, out, move_time, game_time, resume=resume, overwrite=overwrite)
-    if out is None and out_parent is not None:
-        check_out_dir(Path(out_parent))
+    check_league(specs, settings)
     names = participant_names(validate_agents(specs, None))
-    parts, skipped = league_parts(specs, sizes)
-    config = {"agents": specs, "participants": names, "games": games, "seed": seed, "sizes": list(sizes),
-              "oracle": oracle, "demon": demon, "move_time": move_time, "game_time": game_time,
-              "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts},
-              "skipped": skipped}
-    settings = {"games": games, "seed": seed, "workers": workers, "oracle": oracle, "demon": demon,
-                "progress": progress, "move_time": move_time, "game_time": game_time, "backend": backend,
-                "ray_address": ray_address}
-    out = _league_folder(out, out_parent, overwrite)
-    if out is not None and on_folder is not None:
-        on_folder(out)
+    parts, skipped = league_parts(specs, settings.sizes)
+    config = _league_config(specs, names, settings, parts, skipped)
+    out = _league_folder(settings.out_dir, settings.out_parent, settings.overwrite)
+    if out is not None and settings.on_folder is not None:
+        settings.on_folder(out)
     with _hold(out):
         results = {}
         for k, (folder, who, n) in enumerate(parts):
-            if progress:
+            if settings.progress:
                 print(f"league part {k + 1}/{len(parts)}: {folder} ({', '.join(names[p] for p in who)}, {n} players)",
                       file=sys.stderr)
-            results[folder] = (who, _play_part([specs[p] for p in who], n, out / folder if out else None, resume,
-                                               settings))
+            results[folder] = (who, _play_part([specs[p] for p in who], n, out / folder if out else None, settings))
         result = league_result(config, names, results)
         if out is not None:
             result.save(out)
             result.out_dir = out
     return result
+
+
+def _league_config(specs: list[str], names: list[str], settings: LeagueSettings,
+                   parts: list[tuple[str, list[int], int]], skipped: dict[str, str]) -> dict[str, Any]:
+    """The league's ``config`` (league.json): its agents, settings and parts."""
+    return {"agents": specs, "participants": names, "games": settings.games, "seed": settings.seed,
+            "sizes": list(settings.sizes), "oracle": settings.oracle, "demon": settings.demon,
+            "move_time": settings.move_time, "game_time": settings.game_time,
+            "parts": {folder: {"participants": [names[p] for p in who], "players": n} for folder, who, n in parts},
+            "skipped": skipped}
 
 
 @contextlib.contextmanager
@@ -178,31 +175,29 @@ def _league_folder(out: Path | None, out_parent: str | Path | None, overwrite: b
     return folder
 
 
-def check_league(specs: list[str], games: Any, sizes: tuple[int, ...], out: Path | str | None, move_time: Any,
-                 game_time: Any, resume: bool = False, overwrite: bool = False) -> None:
-    """The league's own settings (TournamentError naming what is wrong); the agents are asked
-    by ``validate_agents``. ``out``: the league's folder (or where a new one would go), checked
-    by the rule of every output folder (``bali_env.files.check_out_folder``)."""
+def check_league(specs: list[str], settings: LeagueSettings) -> None:
+    """What the league's record alone cannot judge (TournamentError naming what is wrong): the
+    tournament extra, at least 2 agents, the folder ``out_dir`` (or where a new one would go,
+    ``out_parent``) by the rule of every output folder (``bali_env.files.check_out_folder``); the
+    agents are asked by ``validate_agents``."""
     check_extra()
     if len(specs) < 2:
         raise TournamentError("a league needs at least 2 agents")
-    if not sizes or any(n not in TABLE_SIZES for n in sizes):
-        raise TournamentError(f"players must be among {TABLE_SIZES}, got {list(sizes)}")
-    check_clock(move_time, game_time)
-    with setup_checks():
-        check_int("games", games, 1)
+    out, resume = settings.out_dir, settings.resume
     if out is not None:
         check_out_dir(Path(out))
         from bali_env.files import check_out_folder
 
         try:
             check_out_folder(out, what="league", outputs=LEAGUE_OUTPUTS, finished=FINISHED,
-                             resumable=LEAGUE_OUTPUTS[3:], resume=resume, overwrite=overwrite)
+                             resumable=LEAGUE_OUTPUTS[3:], resume=resume, overwrite=settings.overwrite)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
     if resume and (out is None or not any((Path(out) / name).is_dir() for name in LEAGUE_OUTPUTS[3:])):
         raise TournamentError(f"nothing to resume: no league in {str(out)!r}" if out is not None else
                               "resume needs out_dir (the folder of the interrupted league)")
+    if out is None and settings.out_parent is not None:
+        check_out_dir(Path(settings.out_parent))
 
 
 def league_parts(specs: list[str], sizes: tuple[int, ...]) -> tuple[list[tuple[str, list[int], int]], dict[str, str]]:
@@ -228,12 +223,12 @@ def league_parts(specs: list[str], sizes: tuple[int, ...]) -> tuple[list[tuple[s
     return parts, skipped
 
 
-def _play_part(specs: list[str], num_players: int, out: Path | None, resume: bool, settings: dict[str, Any]) -> Any:
+def _play_part(specs: list[str], num_players: int, out: Path | None, settings: LeagueSettings) -> Any:
     """One part of the league as a tournament in its own folder (resumed when its journal is there)."""
     from bali_env.arena.tournament import run_tournament
 
-    again = resume and out is not None and (out / "journal.jsonl").is_file()
-    return run_tournament(specs, num_players=num_players, out_dir=out, resume=again, **settings)
+    again = settings.resume and out is not None and (out / "journal.jsonl").is_file()
+    return run_tournament(specs, settings.part(num_players, out, again))
 
 
 def league_result(config: dict[str, Any], names: list[str], parts: dict[str, tuple[list[int], Any]]) -> LeagueResult:
@@ -252,26 +247,31 @@ def league_result(config: dict[str, Any], names: list[str], parts: dict[str, tup
             fit_games.append((lineup, game_ranks(scores, g["winners"])))
             played[lineup] += 1
             if len(lineup) == 2:
-                a, b = lineup
-                share = 1.0 / len(g["winners"])
-                for seat, (p, q) in enumerate(((a, b), (b, a))):
-                    games[p, q] += 1
-                    wins[p, q] += share if seat in g["winners"] else 0.0
+                _count_pair(lineup, g["winners"], wins, games)
     fit = rating_fit(fit_games, m)
-    matrix: list[list[dict[str, Any] | None]] = []
-    for p in range(m):
-        row: list[dict[str, Any] | None] = []
-        for q in range(m):
-            if p == q or games[p, q] == 0:
-                row.append(None)
-                continue
-            lo, hi = wilson_interval(float(wins[p, q]), int(games[p, q]))
-            row.append({"wins": round(float(wins[p, q]), 6), "games": int(games[p, q]),
-                        "win_rate": float(wins[p, q] / games[p, q]), "ci95": [lo, hi]})
-        matrix.append(row)
+    matrix = [[_cell(wins[p, q], games[p, q]) if p != q else None for q in range(m)] for p in range(m)]
     ratings = [{"elo": round(fit["rating"][p], 6), "ci95": round(fit["ci95"][p], 6), "games": int(played[p])}
                for p in range(m)]
     return LeagueResult(config, names, matrix, ratings, {k: r for k, (_, r) in parts.items()})
+
+
+def _count_pair(lineup: list[int], winners: list[int], wins: np.ndarray, games: np.ndarray) -> None:
+    """Count a 2-player game in the matrix's ``wins`` and ``games`` (both cells; a shared win
+    counts 1/2)."""
+    a, b = lineup
+    share = 1.0 / len(winners)
+    for seat, (p, q) in enumerate(((a, b), (b, a))):
+        games[p, q] += 1
+        wins[p, q] += share if seat in winners else 0.0
+
+
+def _cell(wins: float, games: int) -> dict[str, Any] | None:
+    """A cell of the matrix: wins of the row against the column, games, win rate and its 95%
+    interval; None without games."""
+    if games == 0:
+        return None
+    lo, hi = wilson_interval(float(wins), int(games))
+    return {"wins": round(float(wins), 6), "games": int(games), "win_rate": float(wins / games), "ci95": [lo, hi]}
 
 
 def plot_league(result: LeagueResult, path: str | Path) -> None:
@@ -355,4 +355,5 @@ def league_page(result: LeagueResult, chart: bool) -> str:
             f"<table><tr><th></th>{head}</tr>{''.join(cells)}</table><h2>Parts</h2><ul>{parts}</ul></body></html>\n")
 
 
-__all__ = ["LEAGUE_OUTPUTS", "TABLE_SIZES", "LeagueResult", "league_page", "league_result", "plot_league", "run_league"]
+__all__ = ["LEAGUE_OUTPUTS", "TABLE_SIZES", "LeagueResult", "LeagueSettings", "check_league", "league_page",
+           "league_result", "plot_league", "run_league"]

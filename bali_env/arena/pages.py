@@ -51,33 +51,10 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
     variant = "+".join(v for v in ("oracle", "demon") if c.get(v)) or "base game"
     summary = (f"{len(results['participants'])} participants, {c['num_players']} players, {c['games']} games, "
                f"seed {c['seed']}, {variant}")
-    from bali_env.arena.stats import RATING_NA_NOTE, ranking_key, rating_shown, rating_text
+    from bali_env.arena.stats import RATING_NA_NOTE, ranking_key, rating_shown
 
     ranked = sorted(results["participants"], key=ranking_key)
-    rows = "".join(
-        f"<tr><td>{escape(p['name'])}</td><td>{p['games']}</td><td>{p['wins']:g}</td><td>{_pct(p['win_rate'])}</td>"
-        f"<td>[{_pct(p['win_rate_ci95'][0])}, {_pct(p['win_rate_ci95'][1])}]</td><td>{p['mean_score']:.2f}</td>"
-        f"<td>{p['mean_rank']:.2f}</td><td>{rating_text(p['rating'])}</td>"
-        f"<td>{_forfeits(p)}</td></tr>" for p in ranked)
-    table = ("<table><thead><tr><th>participant</th><th>games</th><th>wins</th><th>win %</th><th>95% interval</th>"
-             "<th>mean score</th><th>mean rank</th><th>rating</th><th>forfeits</th></tr></thead>"
-             f"<tbody>{rows}</tbody></table>")
     replays = replays or {}
-    game_rows = []
-    for g in results["games"]:
-        winners = ", ".join(escape(g["lineup"][w]) for w in g["winners"])
-        link = replays.get(int(g["game"]))
-        cell = f'<a href="{escape(link, quote=True)}">replay</a>' if link else ""
-        lost = g.get("forfeit")
-        scores = (f"forfeit: {escape(g['lineup'][lost['seat']])} ({escape(lost['reason'])})" if lost
-                  else ", ".join(str(s) for s in g["scores"]))
-        game_rows.append(f"<tr><td>{g['game']}</td><td>{g['seed']}</td>"
-                         f"<td class=\"left\">{escape(', '.join(g['lineup']))}</td>"
-                         f"<td class=\"left\">{scores}</td>"
-                         f"<td class=\"left\">{winners}</td><td>{g['decisions']}</td><td>{cell}</td></tr>")
-    games = ("<div class=\"games\"><table><thead><tr><th>game</th><th>seed</th><th class=\"left\">seats 0..n-1</th>"
-             "<th class=\"left\">scores</th><th class=\"left\">winner(s)</th><th>moves</th><th>replay</th></tr></thead>"
-             f"<tbody>{''.join(game_rows)}</tbody></table></div>")
     picture = f'<section><h2>Chart</h2><img src="{escape(chart, quote=True)}" alt="win rates and ratings"></section>' \
         if chart else ""
     wide = "" if all(rating_shown(p["rating"]) for p in ranked) else f"; {escape(RATING_NA_NOTE)}"
@@ -87,9 +64,46 @@ def index_html(results: dict[str, Any], replays: dict[int, str] | None = None, c
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<link rel=\"icon\" href=\"data:,\"><style>{_STYLE}</style></head>"
             f"<body><header><h1>{escape(title)}</h1><p>{escape(summary)}</p></header><main>"
-            f"<section><h2>Participants, most wins first</h2>{table}<p>win rate with its 95% Wilson interval; "
-            "rank 1 = best; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) \u00b1 its 95% "
-            f"interval{wide}</p></section>{picture}<section><h2>Games</h2>{note}{games}</section></main></body></html>\n")
+            f"<section><h2>Participants, most wins first</h2>{_participants_table(ranked)}<p>win rate with its 95% "
+            "Wilson interval; rank 1 = best; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) \u00b1 "
+            f"its 95% interval{wide}</p></section>{picture}<section><h2>Games</h2>{note}"
+            f"{_games_table(results['games'], replays)}</section></main></body></html>\n")
+
+
+def _participants_table(ranked: list[dict[str, Any]]) -> str:
+    """The participants' table of the index page, in the order given."""
+    from bali_env.arena.stats import rating_text
+
+    rows = "".join(
+        f"<tr><td>{escape(p['name'])}</td><td>{p['games']}</td><td>{p['wins']:g}</td><td>{_pct(p['win_rate'])}</td>"
+        f"<td>[{_pct(p['win_rate_ci95'][0])}, {_pct(p['win_rate_ci95'][1])}]</td><td>{p['mean_score']:.2f}</td>"
+        f"<td>{p['mean_rank']:.2f}</td><td>{rating_text(p['rating'])}</td>"
+        f"<td>{_forfeits(p)}</td></tr>" for p in ranked)
+    return ("<table><thead><tr><th>participant</th><th>games</th><th>wins</th><th>win %</th><th>95% interval</th>"
+            "<th>mean score</th><th>mean rank</th><th>rating</th><th>forfeits</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _games_table(games: list[dict[str, Any]], replays: dict[int, str]) -> str:
+    """The games' table of the index page: one row per game, with a link to its replay where
+    ``replays`` has one."""
+    rows = "".join(_game_row(g, replays.get(int(g["game"]))) for g in games)
+    return ("<div class=\"games\"><table><thead><tr><th>game</th><th>seed</th><th class=\"left\">seats 0..n-1</th>"
+            "<th class=\"left\">scores</th><th class=\"left\">winner(s)</th><th>moves</th><th>replay</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>")
+
+
+def _game_row(g: dict[str, Any], link: str | None) -> str:
+    """One game's row: lineup, scores (or who forfeited, and why), winners, moves, replay link."""
+    winners = ", ".join(escape(g["lineup"][w]) for w in g["winners"])
+    cell = f'<a href="{escape(link, quote=True)}">replay</a>' if link else ""
+    lost = g.get("forfeit")
+    scores = (f"forfeit: {escape(g['lineup'][lost['seat']])} ({escape(lost['reason'])})" if lost
+              else ", ".join(str(s) for s in g["scores"]))
+    return (f"<tr><td>{g['game']}</td><td>{g['seed']}</td>"
+            f"<td class=\"left\">{escape(', '.join(g['lineup']))}</td>"
+            f"<td class=\"left\">{scores}</td>"
+            f"<td class=\"left\">{winners}</td><td>{g['decisions']}</td><td>{cell}</td></tr>")
 
 
 def write_pages(out_dir: str | Path, records: dict[int, dict[str, Any]] | None = None,

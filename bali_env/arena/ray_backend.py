@@ -8,8 +8,8 @@ instance with ``--workers`` CPUs is started (and stopped at the end); with one, 
 that cluster (``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others) and every node's CPUs take chunks.
 
-What is sent to a worker: the job (agent specs, player count, variants, seed, batch size) and
-the chunk's game indices; a file agent (``path/bot.py:Class``) travels as its absolute path,
+What is sent to a worker: the agent specs, the job (``GameJob``: the game, seed, batch size,
+clock) and the chunk's game indices; a file agent (``path/bot.py:Class``) travels as its absolute path,
 so on a cluster that file must exist at the same path on every node (or be an installed
 package). Each node compiles the Numba kernels once into its disk cache.
 
@@ -26,7 +26,10 @@ import math
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bali_env.arena.settings import GameJob
 
 RAY_EXTRA = 'pip install "bali-env[ray]"'
 MAX_RETRIES = 3  #: Ray retries of a chunk whose worker died
@@ -81,14 +84,16 @@ def _absolute_specs(specs: list[str]) -> list[str]:
     return out
 
 
-def _play_chunk(job: dict[str, Any], games: list[int]) -> list[dict[str, Any]]:
-    """A Ray task: play the games ``games`` of the tournament ``job`` on one Numba thread."""
+def _play_chunk(specs: list[str], job: GameJob, games: list[int]) -> list[dict[str, Any]]:
+    """A Ray task: play the games ``games`` of ``specs`` by ``job`` (a ``GameJob``) on one Numba thread."""
     import numba
 
     from bali_env.arena.games import play_games
+    from bali_env.engine.thread_pool import start_thread_pool
 
+    start_thread_pool()
     numba.set_num_threads(1)
-    return play_games(games=games, worker=0, **job)
+    return play_games(specs, games, job, worker=0)
 
 
 def default_chunk_size(todo: int, cpus: int, batch_size: int) -> int:
@@ -99,11 +104,12 @@ def default_chunk_size(todo: int, cpus: int, batch_size: int) -> int:
     return max(1, min(batch_size, math.ceil(todo / (PROGRESS_WAVES * max(cpus, 1)))))
 
 
-def play_on_ray(job: dict[str, Any], todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
+def play_on_ray(specs: list[str], job: GameJob, todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
                 address: str | None, workers: int, chunk_size: int | None = None,
                 on_first: Callable[[], None] = lambda: None) -> None:
-    """Play the games ``todo`` as Ray tasks of ``chunk_size`` games (``default_chunk_size`` when
-    None), passing each chunk's records to ``on_games`` as it arrives. Starts a local Ray
+    """Play the games ``todo`` of ``specs`` by ``job`` (a ``GameJob``) as Ray tasks of
+    ``chunk_size`` games (``default_chunk_size`` when None), passing each chunk's records to
+    ``on_games`` as it arrives. Starts a local Ray
     instance of ``workers`` CPUs when ``address`` is None (stopped at the end), else joins the
     cluster. A chunk that fails for good raises RuntimeError; an interruption cancels the rest."""
     import ray
@@ -113,10 +119,10 @@ def play_on_ray(job: dict[str, Any], todo: list[int], on_games: Callable[[list[d
         init_ray(address, workers)
     try:
         cpus = int(ray.cluster_resources().get("CPU", workers))
-        size = chunk_size or default_chunk_size(len(todo), cpus, int(job["batch_size"]))
+        size = chunk_size or default_chunk_size(len(todo), cpus, int(job.batch_size))
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_play_chunk)
-        remote_job = dict(job, specs=_absolute_specs(list(job["specs"])))
-        pending = [task.remote(remote_job, todo[i : i + size]) for i in range(0, len(todo), size)]
+        remote_specs = _absolute_specs(list(specs))
+        pending = [task.remote(remote_specs, job, todo[i : i + size]) for i in range(0, len(todo), size)]
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)

@@ -8,6 +8,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
+from bali_env.engine.config import GameConfig
 from bali_env.engine.validate import check_int, check_num_players
 
 from bali_env.arena.errors import TournamentError, setup_checks
@@ -36,21 +37,31 @@ def participant_names(specs: Sequence[str]) -> list[str]:
     return names
 
 
-def check_sizes(num_participants: int, num_players: int) -> None:
-    """TournamentError unless ``num_players`` is a player count and there are enough participants."""
+def player_count(num_players: int | GameConfig) -> int:
+    """The player count: a ``GameConfig``'s (checked when it was made), or an int checked here
+    (TournamentError unless 2, 3 or 4)."""
+    if isinstance(num_players, GameConfig):
+        return num_players.num_players
     with setup_checks():
-        check_num_players(num_players)
+        return check_num_players(num_players)
+
+
+def check_sizes(num_participants: int, num_players: int | GameConfig) -> int:
+    """The player count (``player_count``); TournamentError unless there are enough participants."""
+    num_players = player_count(num_players)
     if num_participants < num_players:
         raise TournamentError(
             f"{num_participants} participant(s) for {num_players} seats: list at least {num_players} agents; "
             f"repeat a spec to field it several times (e.g. greedy {' '.join(['random'] * (num_players - 1))})"
         )
+    return num_players
 
 
-def cycle_length(num_participants: int, num_players: int) -> int:
-    """Games in one full rotation: n when there are n participants, ``C(m, n) * n`` for m > n."""
-    check_sizes(num_participants, num_players)
-    return math.comb(num_participants, num_players) * num_players
+def cycle_length(num_participants: int, num_players: int | GameConfig) -> int:
+    """Games in one full rotation: n when there are n participants, ``C(m, n) * n`` for m > n
+    (``num_players``: a player count or a ``GameConfig``)."""
+    n = check_sizes(num_participants, num_players)
+    return math.comb(num_participants, n) * n
 
 
 def lineup(k: int, num_participants: int, num_players: int) -> tuple[int, ...]:
@@ -74,11 +85,10 @@ def _combinations(m: int, n: int) -> list[tuple[int, ...]]:
     return _COMBOS[(m, n)]
 
 
-def rounded_games(games: int, num_participants: int, num_players: int) -> int:
-    """``games`` rounded up to a whole number of cycles (at least one cycle)."""
+def rounded_games(games: int, num_participants: int, num_players: int | GameConfig) -> int:
+    """``games`` rounded up to a whole number of cycles (at least one cycle; ``num_players``: a
+    player count or a ``GameConfig``)."""
     with setup_checks():
         games = check_int("games", games, 1)
     cycle = cycle_length(num_participants, num_players)
     return max(1, -(-int(games) // cycle)) * cycle
-
-

@@ -55,21 +55,34 @@ class TournamentResult:
         import textwrap
 
         width = width or shutil.get_terminal_size((100, 24)).columns
+        lines, by_seat = self._leaderboard(width)
+        wrap = max(40, width)
+
+        def wrapped(texts: list[str]) -> list[str]:
+            return [line.replace("\N{NO-BREAK SPACE}", " ") for text in texts
+                    for line in textwrap.wrap(text, wrap, subsequent_indent="  ")]
+
+        return "\n".join(wrapped(self._head()) + lines + wrapped(self._notes(by_seat)) + self.clock_table(width))
+
+    def _head(self) -> list[str]:
+        """The table's first lines: the run in one line, and a note when the games were rounded up."""
         c = self.config
-        n = c["num_players"]
         variant = "+".join(v for v in ("oracle", "demon") if c[v]) or "base game"
-        head = (f"Bali tournament: {len(self.participants)} participants, {n} players, {c['games']} games, "
-                f"seed {c['seed']}, {variant}, {c.get('played', str(c['workers']) + ' worker(s)')}"
+        head = (f"Bali tournament: {len(self.participants)} participants, {c['num_players']} players, "
+                f"{c['games']} games, seed {c['seed']}, {variant}, {c.get('played', str(c['workers']) + ' worker(s)')}"
                 + (f", {self.wall_time:.1f}\N{NO-BREAK SPACE}s" if self.wall_time else ""))
-        top = [head]
-        if c["games"] != c["games_requested"]:
-            top.append(f"note: {c['games_requested']} games requested, rounded up to {c['games']} = whole "
-                       f"rotations of {c['cycle_length']} games (every participant plays every seat equally)")
-        notes = []
+        if c["games"] == c["games_requested"]:
+            return [head]
+        return [head, f"note: {c['games_requested']} games requested, rounded up to {c['games']} = whole "
+                      f"rotations of {c['cycle_length']} games (every participant plays every seat equally)"]
+
+    def _leaderboard(self, width: int) -> tuple[list[str], bool]:
+        """The table's rows, best first, with the win rates by seat when they fit in ``width``
+        columns (and whether they did)."""
         name_w = max(11, *(len(p["name"]) for p in self.participants))
         rows = [[f"{'participant':<{name_w}}", f"{'games':>6}", f"{'wins':>7}", f"{'win %':>6}", f"{'95% CI':>12}",
                  f"{'score':>6}", f"{'rank':>4}", f"{'rating':>12}"]]
-        seats = [[f"{'seat' + str(s):>5}" for s in range(n)]]
+        seats = [[f"{'seat' + str(s):>5}" for s in range(self.config["num_players"])]]
         for p in self.ranked():
             lo, hi = p["win_rate_ci95"]
             rating = rating_text(p["rating"])
@@ -80,24 +93,22 @@ class TournamentResult:
         lines = [" ".join(r) for r in rows]
         with_seats = [line + "   " + " ".join(extra) for line, extra in zip(lines, seats, strict=True)]
         if max(len(line) for line in with_seats) <= width:
-            lines = with_seats
-        else:
-            notes.append("win rates by seat: in results.csv (a wider terminal shows them here)")
+            return with_seats, True
+        return lines, False
+
+    def _notes(self, by_seat: bool) -> list[str]:
+        """The notes under the table (``by_seat``: whether it shows the win rates by seat)."""
+        n = self.config["num_players"]
+        notes = [] if by_seat else ["win rates by seat: in results.csv (a wider terminal shows them here)"]
         shares = ", ".join(f"seat {s} {100 * v:.1f}%" for s, v in enumerate(self.seat_win_share))
         notes.append(f"share of all wins by seat: {shares} (equal share {100 / n:.1f}%); "
                      f"{self.mean_decisions:.1f} decisions per game")
         notes.append("best first: by win rate (its 95% interval beside it); wins: a shared win counts 1/k; rank: 1 = "
                      "best, ties share; rating: Plackett-Luce fit of all games (Elo scale, field mean 0) ± its 95% "
-                     "interval" + ("; seatK: win % from seat K" if lines is with_seats else ""))
+                     "interval" + ("; seatK: win % from seat K" if by_seat else ""))
         if not all(rating_shown(p["rating"]) for p in self.participants):
             notes.append(RATING_NA_NOTE)
-        wrap = max(40, width)
-
-        def wrapped(texts: list[str]) -> list[str]:
-            return [line.replace("\N{NO-BREAK SPACE}", " ") for text in texts
-                    for line in textwrap.wrap(text, wrap, subsequent_indent="  ")]
-
-        return "\n".join(wrapped(top) + lines + wrapped(notes) + self.clock_table(width))
+        return notes
 
     def first_crash(self) -> str | None:
         """The first game (by number) an in-process agent lost by raising, in words: who, how many
@@ -124,24 +135,23 @@ class TournamentResult:
         bots = any(str(spec).startswith("cmd:") for spec in c.get("agents", []))
         if not (forfeits or bots or c.get("move_time") or c.get("game_time")):
             return []
+        name_w = max(11, *(len(p["name"]) for p in self.participants))
+        lines = [self._clock_line(bots),
+                 f"{'participant':<{name_w}} {'forfeits':>8}  {' '.join(FAULTS):<30} {'mean move':>10} "
+                 f"{'worst move':>11}"]
+        timing = self.timing or {}
+        lines += [_clock_row(p, timing.get(p["name"], {}), name_w) for p in self.ranked()]
+        return [line[: width or 100] for line in lines]
+
+    def _clock_line(self, bots: bool) -> str:
+        """``clock: 1 s a decision, no limit a game`` (and the ``cmd:`` bots' default, with ``bots``)."""
+        c = self.config
         move = f"{c['move_time']:g} s a decision" if c.get("move_time") else "no limit a decision"
         game = f"{c['game_time']:g} s a game" if c.get("game_time") else "no limit a game"
         from bali_env.bots.protocol import DEFAULT_MOVE_TIME
 
-        lines = [f"clock: {move}, {game}" + (f"; cmd: bots {DEFAULT_MOVE_TIME:g} s a decision unless set"
-                                             if bots and not c.get("move_time") else "")]
-        name_w = max(11, *(len(p["name"]) for p in self.participants))
-        lines.append(f"{'participant':<{name_w}} {'forfeits':>8}  {' '.join(FAULTS):<30} "
-                     f"{'mean move':>10} {'worst move':>11}")
-        timing = self.timing or {}
-        for p in self.ranked():
-            f = p.get("forfeits", {})
-            t = timing.get(p["name"], {})
-            by_reason = " ".join(f"{f.get(r, 0):>{len(r)}}" for r in FAULTS)
-            mean = f"{t['mean_ms']:.1f} ms" if t.get("decisions") else "-"
-            worst = f"{t['worst_ms']:.1f} ms" if t.get("decisions") else "-"
-            lines.append(f"{p['name']:<{name_w}} {sum(f.values()):>8}  {by_reason:<30} {mean:>10} {worst:>11}")
-        return [line[: width or 100] for line in lines]
+        return f"clock: {move}, {game}" + (f"; cmd: bots {DEFAULT_MOVE_TIME:g} s a decision unless set"
+                                           if bots and not c.get("move_time") else "")
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``results.json``, ``results.csv`` and (with matplotlib) ``ratings.png`` into
@@ -171,6 +181,16 @@ class TournamentResult:
         except ImportError:
             print("no ratings.png: matplotlib is not installed (pip install -e '.[tournament]')", file=sys.stderr)
         return paths
+
+
+def _clock_row(p: dict[str, Any], t: dict[str, float], name_w: int) -> str:
+    """A participant's line of the clock table: forfeits in all and by reason, mean and worst
+    decision (``t``: its timing, empty when unknown)."""
+    f = p.get("forfeits", {})
+    by_reason = " ".join(f"{f.get(r, 0):>{len(r)}}" for r in FAULTS)
+    mean = f"{t['mean_ms']:.1f} ms" if t.get("decisions") else "-"
+    worst = f"{t['worst_ms']:.1f} ms" if t.get("decisions") else "-"
+    return f"{p['name']:<{name_w}} {sum(f.values()):>8}  {by_reason:<30} {mean:>10} {worst:>11}"
 
 
 def load_pyplot() -> None:

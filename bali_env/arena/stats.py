@@ -135,70 +135,92 @@ def compute_stats(records: Sequence[dict[str, Any]], names: Sequence[str], num_p
     last and first), has no scores (the mean score is over the games with scores), and counts
     in the forfeiter's ``forfeits`` by reason. Returns ``{"participants": [...],
     "seat_win_share": [...], "mean_decisions": float}``."""
-    m, n = len(names), num_players
-    index = {name: p for p, name in enumerate(names)}
-    games = np.zeros(m)
-    win_shares: list[list[float]] = [[] for _ in range(m)]  # summed with math.fsum: exact, in any order
-    seat_shares: dict[tuple[int, int], list[float]] = {}
-    score_sum = np.zeros(m)
-    rank_sum = np.zeros(m)
-    seat_games = np.zeros((m, n))
-    seat_wins = np.zeros((m, n))
-    fit_games = []
-    decisions = 0
-    forfeits = np.zeros((m, len(FAULTS)), dtype=np.int64)
-    scored = np.zeros(m)
+    tally = _Tally(names, num_players)
     for rec in sorted(records, key=lambda r: r["game"]):
-        lineup_ = [index[p] if isinstance(p, str) else int(p) for p in rec["lineup"]]
+        tally.add(rec)
+    fit = rating_fit(tally.fit_games, len(names))
+    total = max(1, len(records))
+    return {
+        "participants": tally.participants(names, fit),
+        "seat_win_share": [float(v / total) for v in tally.seat_win_total()],
+        "mean_decisions": float(tally.decisions / total),
+    }
+
+
+class _Tally:
+    """The sums ``compute_stats`` makes over the games, per participant and seat (wins kept as
+    lists of shares, summed with ``math.fsum``: exact, in any order)."""
+
+    def __init__(self, names: Sequence[str], num_players: int) -> None:
+        m, n = len(names), num_players
+        self.n = n
+        self.index = {name: p for p, name in enumerate(names)}
+        self.games = np.zeros(m)
+        self.win_shares: list[list[float]] = [[] for _ in range(m)]
+        self.seat_shares: dict[tuple[int, int], list[float]] = {}
+        self.score_sum = np.zeros(m)
+        self.rank_sum = np.zeros(m)
+        self.seat_games = np.zeros((m, n))
+        self.fit_games: list[tuple[list[int], list[float]]] = []
+        self.decisions = 0
+        self.forfeits = np.zeros((m, len(FAULTS)), dtype=np.int64)
+        self.scored = np.zeros(m)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        """Count one game record."""
+        lineup_ = [self.index[p] if isinstance(p, str) else int(p) for p in rec["lineup"]]
         winners = rec["winners"]
         lost = rec.get("forfeit")
         if lost is not None:  # the forfeiter last, the others sharing the win (and first place)
-            forfeits[lineup_[lost["seat"]], FAULTS.index(lost["reason"])] += 1
+            self.forfeits[lineup_[lost["seat"]], FAULTS.index(lost["reason"])] += 1
         scores = rec["scores"] if rec["scores"] is not None else [0] * len(lineup_)
         ranks = game_ranks(scores, winners)
         share = 1.0 / len(winners) if winners else 0.0
         for seat, p in enumerate(lineup_):
-            games[p] += 1
-            seat_games[p, seat] += 1
+            self.games[p] += 1
+            self.seat_games[p, seat] += 1
             if rec["scores"] is not None:
-                score_sum[p] += scores[seat]
-                scored[p] += 1
-            rank_sum[p] += ranks[seat]
+                self.score_sum[p] += scores[seat]
+                self.scored[p] += 1
+            self.rank_sum[p] += ranks[seat]
             if seat in winners:
-                win_shares[p].append(share)
-                seat_shares.setdefault((p, seat), []).append(share)
-        fit_games.append((lineup_, ranks))
-        decisions += rec.get("decisions", 0)
-    fit = rating_fit(fit_games, m)
-    wins = np.array([math.fsum(w) for w in win_shares])
-    for (p, seat), shares in seat_shares.items():
-        seat_wins[p, seat] = math.fsum(shares)
-    seat_win_total = np.array([math.fsum(v for (_, s), shares in seat_shares.items() if s == seat for v in shares)
-                               for seat in range(n)])
-    participants = []
-    for p, name in enumerate(names):
-        g = int(games[p])
-        lo, hi = wilson_interval(float(wins[p]), g)
-        participants.append({
+                self.win_shares[p].append(share)
+                self.seat_shares.setdefault((p, seat), []).append(share)
+        self.fit_games.append((lineup_, ranks))
+        self.decisions += rec.get("decisions", 0)
+
+    def participants(self, names: Sequence[str], fit: dict[str, list[float]]) -> list[dict[str, Any]]:
+        """Every participant's statistics (results.json's ``participants``), ``fit`` their ratings."""
+        wins = np.array([math.fsum(w) for w in self.win_shares])
+        seat_wins = np.zeros_like(self.seat_games)
+        for (p, seat), shares in self.seat_shares.items():
+            seat_wins[p, seat] = math.fsum(shares)
+        return [self._participant(p, name, fit, wins[p], seat_wins[p]) for p, name in enumerate(names)]
+
+    def seat_win_total(self) -> np.ndarray:
+        """The wins taken from each seat, all participants together."""
+        return np.array([math.fsum(v for (_, s), shares in self.seat_shares.items() if s == seat for v in shares)
+                         for seat in range(self.n)])
+
+    def _participant(self, p: int, name: str, fit: dict[str, list[float]], wins: float,
+                     seat_wins: np.ndarray) -> dict[str, Any]:
+        """Participant ``p``'s statistics, ``wins`` in all and ``seat_wins`` by seat."""
+        g = int(self.games[p])
+        lo, hi = wilson_interval(float(wins), g)
+        seat_games = self.seat_games[p]
+        return {
             "name": name,
             "games": g,
-            "wins": round(float(wins[p]), 6),
-            "win_rate": float(wins[p] / g) if g else 0.0,
+            "wins": round(float(wins), 6),
+            "win_rate": float(wins / g) if g else 0.0,
             "win_rate_ci95": [lo, hi],
-            "mean_score": float(score_sum[p] / scored[p]) if scored[p] else 0.0,
-            "mean_rank": float(rank_sum[p] / g) if g else 0.0,
+            "mean_score": float(self.score_sum[p] / self.scored[p]) if self.scored[p] else 0.0,
+            "mean_rank": float(self.rank_sum[p] / g) if g else 0.0,
             "rating": {"elo": round(fit["rating"][p], 6), "ci95": round(fit["ci95"][p], 6)},
-            "seat_games": [int(v) for v in seat_games[p]],
-            "seat_win_rate": [float(seat_wins[p, s] / seat_games[p, s]) if seat_games[p, s] else None
-                              for s in range(n)],
-            "forfeits": {reason: int(forfeits[p, k]) for k, reason in enumerate(FAULTS)},
-        })
-    total = max(1, len(records))
-    return {
-        "participants": participants,
-        "seat_win_share": [float(v / total) for v in seat_win_total],
-        "mean_decisions": float(decisions / total),
-    }
+            "seat_games": [int(v) for v in seat_games],
+            "seat_win_rate": [float(seat_wins[s] / seat_games[s]) if seat_games[s] else None for s in range(self.n)],
+            "forfeits": {reason: int(self.forfeits[p, k]) for k, reason in enumerate(FAULTS)},
+        }
 
 
 def move_time_stats(records: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, dict[str, float]]:

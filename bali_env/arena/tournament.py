@@ -8,15 +8,17 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bali_env.bots.registry import make_agent
+from bali_env.engine.config import GameConfig
 from bali_env.arena.checks import check_tournament
 from bali_env.arena.errors import TournamentFailed, TournamentInterrupted
 from bali_env.arena.journal import JOURNAL, claim_out_dir, start_journal
-from bali_env.arena.games import DEFAULT_BATCH_SIZE, PROGRESS_WAVES, play_games
+from bali_env.arena.games import PROGRESS_WAVES, play_games
+from bali_env.arena.settings import GameJob, TournamentSettings
 from bali_env.arena.standings import TournamentResult, load_pyplot
 from bali_env.arena.schedule import LINEUP_SCHEME, cycle_length, rounded_games
 from bali_env.arena.stats import compute_stats, load_rating_fit, move_time_stats
@@ -29,27 +31,27 @@ INTERPRETABLE_AGENTS = ("random", "greedy", "ppo")
 INTERPRETED_NOTE = "interpreted: kernels not compiled yet"  #: in ``played`` when a run was interpreted
 
 
-def _interpret_first_run(job: dict[str, Any], games: int) -> bool:
+def _interpret_first_run(specs: Sequence[str], game: GameConfig, games: int) -> bool:
     """A short run (at most ``QUICK_GAMES`` games) of cheap agents (``INTERPRETABLE_AGENTS``)
     while the game's kernels are not in Numba's disk cache: compiling them takes about 20 s per
     process, playing such a run interpreted (Numba's JIT off, the same code run by Python) takes
     a few seconds and gives the same games move for move, so it is played interpreted in worker
     processes (long runs and search agents compile as usual, and fill the cache)."""
-    if games > QUICK_GAMES or any(str(s).split(":")[0] not in INTERPRETABLE_AGENTS for s in job["specs"]):
+    if games > QUICK_GAMES or any(str(s).split(":")[0] not in INTERPRETABLE_AGENTS for s in specs):
         return False
     from bali_env.envs.batched import kernels_cached
 
-    return not kernels_cached(job["num_players"], job["oracle"], job["demon"])
+    return not kernels_cached(game.num_players, game.oracle, game.demon)
 
 
-def _quick_in_process(job: dict[str, Any], games: int) -> bool:
+def _quick_in_process(specs: Sequence[str], game: GameConfig, games: int) -> bool:
     """A short run of batched (fast) agents whose kernels are already compiled: starting worker
     processes (about 2 s on 2 cores) would cost more than the games, so they play here."""
-    if games > QUICK_GAMES or not all(make_agent(s, seed=0).batched for s in dict.fromkeys(job["specs"])):
+    if games > QUICK_GAMES or not all(make_agent(s, seed=0).batched for s in dict.fromkeys(specs)):
         return False
     from bali_env.envs.batched import kernels_cached
 
-    return kernels_cached(job["num_players"], job["oracle"], job["demon"])
+    return kernels_cached(game.num_players, game.oracle, game.demon)
 
 
 class _GameBar:
@@ -102,112 +104,132 @@ class _interrupt_on_sigterm:
             signal.signal(signal.SIGTERM, self.previous)
 
 
-def _venue(job: dict[str, Any], workers: int, todo: int, ray: dict[str, Any] | None) -> tuple[str, int]:
+def _venue(specs: Sequence[str], game: GameConfig, workers: int, todo: int, ray: bool) -> tuple[str, int]:
     """Where ``todo`` games are played, and by how many processes: ``"ray"``, ``"interpreted"``
     (worker processes with Numba's JIT off: a short first run of cheap agents), ``"quick"`` (a
     short run of batched agents with cached kernels: here, in two waves), ``"here"`` (one
     worker asked for, or one game) or ``"workers"``."""
-    if ray is not None:
+    if ray:
         return "ray", workers
-    if _interpret_first_run(job, todo):
+    if _interpret_first_run(specs, game, todo):
         return "interpreted", max(1, min(workers, todo))
     if min(workers, todo) == 1:
         return "here", 1
-    if _quick_in_process(job, todo):
+    if _quick_in_process(specs, game, todo):
         return "quick", 1
     return "workers", min(workers, todo)
 
 
-def _play_missing(job: dict[str, Any], workers: int, total: int, done: dict[int, dict[str, Any]],
-                  journal: Any, progress: bool | Callable[[int], None], plot: bool = False,
-                  ray: dict[str, Any] | None = None) -> str:
-    """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
-    each record to ``done`` and to the journal as it finishes, with a progress bar (or, when
-    ``progress`` is a function, calling it with the count of each batch of games ended). Returns
-    where they were played (``"ray"``, ``"N worker processes"`` or ``"in-process"``)."""
-    from tqdm.auto import tqdm
+class _Run:
+    """One tournament being played: its ``specs``, ``settings``, ``job`` (``GameJob``) and
+    ``config`` (of results.json), the finished games ``done`` (by index) and the ``journal``."""
 
-    todo = [k for k in range(total) if k not in done]
-    if not todo:
-        return "nothing left to play"
-    # On 2 cores, compiling in the workers ends sooner than compiling once here first: each
-    # worker compiles its share of the kernels (``compile_share``) and loads the others' from the
-    # disk cache (measured from empty caches, 20 games greedy vs random: about 30 s, against 38 s
-    # with every worker compiling everything and 56-64 s compiling here first). In-process runs
-    # compile here. Either way a line says so while Numba compiles (and only then). A short
-    # first run of cheap agents compiles nothing: it plays interpreted, 6 s instead of 30.
-    threading.Thread(target=load_rating_fit, daemon=True).start()  # the statistics' library, meanwhile
-    if plot:  # and the chart's
-        threading.Thread(target=load_pyplot, daemon=True).start()
-    venue, workers = _venue(job, workers, len(todo), ray)
-    notice = CompileNotice(bool(progress), parts=len(compile_parts(job["specs"])))
-    if venue in ("here", "quick"):
+    def __init__(self, specs: list[str], settings: TournamentSettings, job: GameJob, config: dict[str, Any]) -> None:
+        self.specs, self.settings, self.job, self.config = specs, settings, job, config
+        self.total, self.workers = config["games"], config["workers"]
+        self.done: dict[int, dict[str, Any]] = {}
+        self.journal: Any = None
+
+    def play(self) -> str:
+        """Play the games not yet done (``play_missing``); an interruption or a failure raises
+        ``TournamentInterrupted`` / ``TournamentFailed`` with the journal closed and kept."""
+        out = self.settings.out_dir
         try:
-            warm_up(job["specs"], job["num_players"], job["oracle"], job["demon"], notice)
+            return self.play_missing()
+        except KeyboardInterrupt:
+            raise TournamentInterrupted(len(self.done), self.total, _journal_path(out)) from None
+        except RuntimeError as exc:
+            raise TournamentFailed(str(exc), len(self.done), self.total, _journal_path(out)) from None
         finally:
-            notice.stop()
-    # the bar opens when the games begin (after any compiling), so its rate and time left count games only
-    bar = _GameBar(lambda: tqdm(total=total, initial=len(done), unit="game", desc="tournament",
-                                disable=progress is not True, file=sys.stderr))
-    with bar, _interrupt_on_sigterm():
+            if self.journal is not None:
+                self.journal.close()
 
-        def on_games(recs: list[dict[str, Any]]) -> None:
-            for r in recs:
-                done[int(r["game"])] = r
-                if journal is not None:
-                    journal.write(json.dumps(r) + "\n")
-            if journal is not None:
-                journal.flush()
-            bar.update(len(recs))
-            if callable(progress):
-                progress(len(recs))
+    def on_games(self, recs: list[dict[str, Any]]) -> None:
+        """Finished games: into ``done`` and the journal."""
+        for r in recs:
+            self.done[int(r["game"])] = r
+            if self.journal is not None:
+                self.journal.write(json.dumps(r) + "\n")
+        if self.journal is not None:
+            self.journal.flush()
 
-        try:
-            if venue == "ray":
-                from bali_env.arena.ray_backend import play_on_ray
+    def play_missing(self) -> str:
+        """Play the games of ``range(total)`` not in ``done`` (in this process or in workers), adding
+        each record to ``done`` and to the journal as it finishes, with a progress bar (or, when
+        ``progress`` is a function, calling it with the count of each batch of games ended). Returns
+        where they were played (``"ray"``, ``"N worker processes"`` or ``"in-process"``)."""
+        todo = [k for k in range(self.total) if k not in self.done]
+        if not todo:
+            return "nothing left to play"
+        # On 2 cores, compiling in the workers ends sooner than compiling once here first: each
+        # worker compiles its share of the kernels (``compile_share``) and loads the others' from the
+        # disk cache (measured from empty caches, 20 games greedy vs random: about 30 s, against 38 s
+        # with every worker compiling everything and 56-64 s compiling here first). In-process runs
+        # compile here. Either way a line says so while Numba compiles (and only then). A short
+        # first run of cheap agents compiles nothing: it plays interpreted, 6 s instead of 30.
+        threading.Thread(target=load_rating_fit, daemon=True).start()  # the statistics' library, meanwhile
+        if self.settings.out_dir is not None:  # and the chart's
+            threading.Thread(target=load_pyplot, daemon=True).start()
+        venue, workers = _venue(self.specs, self.job.game, self.workers, len(todo), self.settings.backend == "ray")
+        progress = self.settings.progress
+        notice = CompileNotice(bool(progress), parts=len(compile_parts(self.specs)))
+        if venue in ("here", "quick"):
+            try:
+                warm_up(self.specs, self.job.game, notice)
+            finally:
+                notice.stop()
+        with self._bar() as bar, _interrupt_on_sigterm():
 
-                bar.open()
-                play_on_ray(job, todo, on_games, ray["address"], workers, ray["chunk_size"], on_first=notice.stop)
-                return "ray"
-            if venue in ("here", "quick"):
-                bar.open()
-                play_games(games=todo, worker=0, on_finished=on_games,
-                           waves=QUICK_WAVES if venue == "quick" else PROGRESS_WAVES, **job)
-                return "in-process"
-            if venue == "interpreted":
-                bar.open()  # nothing compiles
-            play_parallel(job, workers, todo, on_games, notice=notice, interpreted=venue == "interpreted",
-                          on_ready=bar.open)
-            plural = "es" if workers > 1 else ""
-            return f"{workers} worker process{plural}" + (f", {INTERPRETED_NOTE}" if venue == "interpreted" else "")
-        finally:
-            notice.stop()
+            def on_games(recs: list[dict[str, Any]]) -> None:
+                self.on_games(recs)
+                bar.update(len(recs))
+                if callable(progress):
+                    progress(len(recs))
+
+            try:
+                return self._play_at(venue, workers, todo, on_games, bar, notice)
+            finally:
+                notice.stop()
+
+    def _bar(self) -> _GameBar:
+        """The progress bar, opened when the games begin (after any compiling), so that its rate
+        and time left count games only."""
+        from tqdm.auto import tqdm
+
+        return _GameBar(lambda: tqdm(total=self.total, initial=len(self.done), unit="game", desc="tournament",
+                                     disable=self.settings.progress is not True, file=sys.stderr))
+
+    def _play_at(self, venue: str, workers: int, todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
+                 bar: _GameBar, notice: CompileNotice) -> str:
+        """Play ``todo`` where ``_venue`` said; return where, in words."""
+        if venue == "ray":
+            from bali_env.arena.ray_backend import play_on_ray
+
+            bar.open()
+            play_on_ray(self.specs, self.job, todo, on_games, self.settings.ray_address, workers,
+                        self.settings.chunk_size, on_first=notice.stop)
+            return "ray"
+        if venue in ("here", "quick"):
+            bar.open()
+            play_games(self.specs, todo, self.job, worker=0, on_finished=on_games,
+                       waves=QUICK_WAVES if venue == "quick" else PROGRESS_WAVES)
+            return "in-process"
+        if venue == "interpreted":
+            bar.open()  # nothing compiles
+        play_parallel(self.specs, self.job, workers, todo, on_games, notice=notice,
+                      interpreted=venue == "interpreted", on_ready=bar.open)
+        plural = "es" if workers > 1 else ""
+        return f"{workers} worker process{plural}" + (f", {INTERPRETED_NOTE}" if venue == "interpreted" else "")
 
 
-def run_tournament(
-    agents: list[str],
-    num_players: int = 4,
-    games: int = 1000,
-    seed: int = 0,
-    workers: int = 2,
-    oracle: bool = False,
-    demon: bool = False,
-    out_dir: str | Path | None = None,
-    progress: bool | Callable[[int], None] = True,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    save_records: bool = False,
-    resume: bool = False,
-    backend: str = "local",
-    ray_address: str | None = None,
-    chunk_size: int | None = None,
-    move_time: float | None = None,
-    game_time: float | None = None,
-    overwrite: bool = False,
-) -> TournamentResult:
+def run_tournament(agents: Sequence[str], settings: TournamentSettings | None = None,
+                   **fields: Any) -> TournamentResult:
     """Play a seat-rotated tournament between the agent specs ``agents`` (see the module
-    docstring for lineups, seeding and statistics) and return its ``TournamentResult``; with
-    ``out_dir``, also write results.json, results.csv and ratings.png there, and with
-    ``save_records`` every game as a replayable record (``bali_env.envs.records``) in
+    docstring for lineups, seeding and statistics) and return its ``TournamentResult``.
+    ``settings``: a ``TournamentSettings`` (every option with its default), or its fields as
+    keywords (``num_players=4, games=1000, seed=0, workers=2, ...``; with a record they override
+    its own). With ``out_dir``, also write results.json, results.csv and ratings.png there, and
+    with ``save_records`` every game as a replayable record (``bali_env.envs.records``) in
     ``out_dir/records/``. ``games`` is rounded up to whole rotations. Raises TournamentError (a
     ValueError) for a bad setup.
 
@@ -232,60 +254,60 @@ def run_tournament(
     ``progress``: a progress bar on stderr (True), none (False), or a function called with the
     count of each batch of games as it ends (a caller's own bar: ``bali train``'s evaluations)."""
     start = time.perf_counter()
+    settings = TournamentSettings.make(settings, **fields)
     specs = [str(s) for s in agents]
-    names = check_tournament(specs, num_players, games, seed, workers, out_dir, batch_size, save_records, resume,
-                             backend, ray_address, chunk_size, move_time, game_time, overwrite)
-    bots = [s for s in specs if s.partition(":")[0] == "cmd"]
-    if bots:
-        batch_size = 1  # a bot process plays one game at a time
-    n, seed = int(num_players), int(seed)
-    total = rounded_games(games, len(specs), n)
-    workers = min(int(workers), total)
-    config = {
-        "agents": specs,
-        "participants": names,
-        "num_players": n,
-        "games_requested": int(games),
-        "games": total,
-        "cycle_length": cycle_length(len(specs), n),
-        "seed": seed,
-        "game_seeds": f"game k is dealt from deal_seed({seed}, k)",
-        "workers": workers,
-        "batch_size": int(batch_size),
-        "backend": backend,
-        "oracle": bool(oracle),
-        "demon": bool(demon),
-        "save_records": bool(save_records),
-        "move_time": move_time,
-        "game_time": game_time,
-        "lineup_scheme": LINEUP_SCHEME,
-    }
-    log_dir = str(Path(out_dir) / "logs") if bots and out_dir is not None else None
-    job = {"specs": specs, "num_players": n, "seed": seed, "oracle": bool(oracle), "demon": bool(demon),
-           "batch_size": int(batch_size), "keep_actions": bool(save_records), "move_time": move_time,
-           "game_time": game_time, "names": names, "log_dir": log_dir}
-    with claim_out_dir(Path(out_dir)) if out_dir is not None else contextlib.nullcontext():
-        journal, done = start_journal(Path(out_dir), config, resume) if out_dir is not None else (None, {})
-        try:
-            ray = {"address": ray_address, "chunk_size": chunk_size} if backend == "ray" else None
-            config["played"] = _play_missing(job, workers, total, done, journal, progress, plot=out_dir is not None,
-                                             ray=ray)
-        except KeyboardInterrupt:
-            raise TournamentInterrupted(len(done), total, _journal_path(out_dir)) from None
-        except RuntimeError as exc:
-            raise TournamentFailed(str(exc), len(done), total, _journal_path(out_dir)) from None
-        finally:
-            if journal is not None:
-                journal.close()
-        result, records = _result(config, done, names, save_records, out_dir)
+    names = check_tournament(specs, settings)
+    job = _job(specs, names, settings)
+    run = _Run(specs, settings, job, _config(specs, names, settings, job))
+    out_dir = settings.out_dir
+    with claim_out_dir(out_dir) if out_dir is not None else contextlib.nullcontext():
+        if out_dir is not None:
+            run.journal, run.done = start_journal(out_dir, run.config, settings.resume)
+        run.config["played"] = run.play()
+        result, records = _result(run.config, run.done, names, settings.save_records, out_dir)
         if out_dir is not None:
             result.save(out_dir)
-            _write_pages(Path(out_dir), records, progress)
+            _write_pages(out_dir, records, settings.progress)
         result.wall_time = time.perf_counter() - start
     return result
 
 
-def _write_pages(out_dir: Path, records: dict[int, dict[str, Any]], progress: bool) -> None:
+def _job(specs: list[str], names: list[str], settings: TournamentSettings) -> GameJob:
+    """How the workers play the games: a run with ``cmd:`` bots one game at a time per worker
+    (a bot process plays one game at a time), its bots' standard error in ``out_dir/logs``."""
+    bots = any(s.partition(":")[0] == "cmd" for s in specs)
+    out_dir = settings.out_dir
+    return GameJob(game=settings.game, seed=settings.seed, batch_size=1 if bots else settings.batch_size,
+                   keep_actions=settings.save_records, move_time=settings.move_time, game_time=settings.game_time,
+                   names=tuple(names), log_dir=str(out_dir / "logs") if bots and out_dir is not None else None)
+
+
+def _config(specs: list[str], names: list[str], settings: TournamentSettings, job: GameJob) -> dict[str, Any]:
+    """The run's ``config`` (results.json, the journal's header): what decides its games."""
+    game, seed = settings.game, settings.seed
+    total = rounded_games(settings.games, len(specs), game)
+    return {
+        "agents": specs,
+        "participants": names,
+        "num_players": game.num_players,
+        "games_requested": settings.games,
+        "games": total,
+        "cycle_length": cycle_length(len(specs), game),
+        "seed": seed,
+        "game_seeds": f"game k is dealt from deal_seed({seed}, k)",
+        "workers": min(settings.workers, total),
+        "batch_size": job.batch_size,
+        "backend": settings.backend,
+        "oracle": game.oracle,
+        "demon": game.demon,
+        "save_records": settings.save_records,
+        "move_time": settings.move_time,
+        "game_time": settings.game_time,
+        "lineup_scheme": LINEUP_SCHEME,
+    }
+
+
+def _write_pages(out_dir: Path, records: dict[int, dict[str, Any]], progress: bool | Callable[[int], None]) -> None:
     """``index.html`` and, for saved records, a replay page per game (``pages.write_pages``),
     with a progress bar over the replays."""
     from bali_env.arena.pages import write_pages

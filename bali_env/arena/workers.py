@@ -5,6 +5,7 @@ parent, and ``play_parallel`` (spawned processes playing strided games)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing as mp
 import queue as queue_module
 import sys
@@ -18,7 +19,9 @@ import numpy as np
 
 from bali_env.bots.registry import make_agent
 from bali_env.engine import compile_notice
+from bali_env.engine.config import GameConfig
 from bali_env.arena.games import play_games
+from bali_env.arena.settings import GameJob
 
 COMPILE_NOTICE = "compiling the game kernels (first run only; cached afterwards)"  #: said only when Numba compiles
 
@@ -127,14 +130,17 @@ def on_compile(callback: Callable[[], None]) -> Iterator[None]:
         event.unregister("numba:compile", listener)
 
 
-def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool,
-            notice: CompileNotice | None = None) -> None:
+def warm_up(specs: Sequence[str], game: GameConfig | None = None, notice: CompileNotice | None = None,
+            **fields: Any) -> None:
     """Compile (or load from Numba's disk cache) every kernel a game between ``specs`` uses, in
     this process: the parts (``compile_parts``, each said ready to ``notice``), then deal a game,
     let every agent decide a few times, step with a legal move (anything the parts missed); an
-    agent that fails or answers an illegal action here is not held to it (it forfeits its games)."""
+    agent that fails or answers an illegal action here is not held to it (it forfeits its games).
+    ``game``: the ``GameConfig``, or its fields as keywords (``num_players=2, oracle=False``)."""
     from bali_env.envs.batched import BaliVectorEnv
 
+    if game is None or fields:  # the loose fields, on the game given (or the default one)
+        game = dataclasses.replace(game or GameConfig(), **fields)
     count = [0]
 
     def compiling() -> None:
@@ -144,8 +150,8 @@ def warm_up(specs: Sequence[str], num_players: int, oracle: bool, demon: bool,
             notice.kernels(0, count[0])
 
     with on_compile(compiling):
-        compile_share(specs, num_players, oracle, demon, 0, 1, None if notice is None else notice.part_ready)
-        env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
+        compile_share(specs, game, 0, 1, None if notice is None else notice.part_ready)
+        env = BaliVectorEnv(1, **game.as_dict(), seed=0, parallel=False)
         env.reset()
         env.reset_game(0, 0)
         # a bot program (cmd:) compiles nothing here: it is not started (no hello, no decision before the games)
@@ -199,9 +205,9 @@ def _next_parts(count: int, worker: int, workers: int, counter: Any = None) -> I
         yield k
 
 
-def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: bool, worker: int,
-                  workers: int, on_ready: Callable[[str], None] | None = None, counter: Any = None) -> None:
-    """Worker ``worker``'s share of the kernels a tournament needs: parts of ``compile_parts``
+def compile_share(specs: Sequence[str], game: GameConfig, worker: int = 0, workers: int = 1,
+                  on_ready: Callable[[str], None] | None = None, counter: Any = None) -> None:
+    """Worker ``worker``'s share of the kernels a tournament of ``game`` needs: parts of ``compile_parts``
     (each taken by the first free worker through the shared ``counter``, or dealt round-robin
     without one), ``on_ready(part_label(part))`` after each. Each part compiles (or loads from
     Numba's disk cache) once; the other workers load it afterwards."""
@@ -210,7 +216,7 @@ def compile_share(specs: Sequence[str], num_players: int, oracle: bool, demon: b
     parts = compile_parts(specs)
     for k in _next_parts(len(parts), worker, workers, counter):
         if parts[k] is None:
-            compile_kernels(num_players, oracle, demon)
+            compile_kernels(game.num_players, game.oracle, game.demon)
         else:
             make_agent(parts[k], seed=0).compile_kernels()
         if on_ready is not None:
@@ -241,8 +247,9 @@ def _children_environment(interpreted: bool) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: Any = None, parts: Any = None) -> None:
-    """Entry point of a worker process: compile its share of the kernels (``compile_share``, the
+def _worker_main(task: dict[str, Any], messages: Any, parent: int, compiled: Any = None, parts: Any = None) -> None:
+    """Entry point of a worker process, its ``task`` the ``specs``, the ``job`` (a ``GameJob``),
+    its ``games`` and its number ``worker``: compile its share of the kernels (``compile_share``, the
     parts taken through the shared counter ``parts``) and wait for the others' (``compiled``, a
     barrier), play (saying ``compiling`` once if Numba
     compiles anything), send each step's finished games through
@@ -253,10 +260,13 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: A
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates the workers
     _exit_with_parent(parent)
     compile_notice.quiet()  # the parent's CompileNotice speaks for the workers
-    worker = kwargs["worker"]
+    specs, job, worker = task["specs"], task["job"], task["worker"]
     try:
         import numba
 
+        from bali_env.engine.thread_pool import start_thread_pool
+
+        start_thread_pool()
         numba.set_num_threads(1)
         if numba.config.DISABLE_JIT:  # interpreted: NumPy scalars wrap around (SplitMix64) like Numba's ints
             np.seterr(over="ignore")
@@ -270,27 +280,27 @@ def _worker_main(kwargs: dict[str, Any], messages: Any, parent: int, compiled: A
 
         with on_compile(compiling):
             if compiled is not None:
-                compile_share(kwargs["specs"], kwargs["num_players"], kwargs["oracle"], kwargs["demon"], worker,
-                              compiled.parties, lambda label: messages.put(("part", worker, label)), parts)
+                compile_share(specs, job.game, worker, compiled.parties,
+                              lambda label: messages.put(("part", worker, label)), parts)
                 with contextlib.suppress(threading.BrokenBarrierError):  # a slow share: the rest compiles on use
                     compiled.wait(timeout=900)
                 messages.put(("ready", worker, None))
-            play_games(on_finished=lambda recs: messages.put(("games", worker, recs)), **kwargs)
+            play_games(specs, task["games"], job, worker=worker,
+                       on_finished=lambda recs: messages.put(("games", worker, recs)))
         messages.put(("done", worker, None))
     except BaseException:  # noqa: BLE001  (reported to the parent, which raises)
         messages.put(("error", worker, traceback.format_exc()))
 
 
-def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: Callable[[list[dict[str, Any]]], None],
-                  notice: CompileNotice | None = None, interpreted: bool = False,
-                  on_ready: Callable[[], None] | None = None) -> None:
-    """Play the games ``todo`` in ``workers`` spawned processes (strided), passing every batch of
-    finished records to ``on_games`` as it arrives (``notice`` is shown when a worker starts
-    compiling and stopped, and ``on_ready()`` called, when every part is compiled or the first
-    games end). A
-    worker that dies is reported within about a second (RuntimeError naming it); on any exit the
-    workers are stopped. ``interpreted``: the workers start with Numba's JIT off
-    (``NUMBA_DISABLE_JIT=1``) and compile nothing."""
+def play_parallel(specs: Sequence[str], job: GameJob, workers: int, todo: list[int],
+                  on_games: Callable[[list[dict[str, Any]]], None], notice: CompileNotice | None = None,
+                  interpreted: bool = False, on_ready: Callable[[], None] | None = None) -> None:
+    """Play the games ``todo`` of ``specs`` by ``job`` in ``workers`` spawned processes
+    (strided), passing every batch of finished records to ``on_games`` as it arrives (``notice``
+    is shown when a worker starts compiling and stopped, and ``on_ready()`` called, when every
+    part is compiled or the first games end). A worker that dies is reported within about a
+    second (RuntimeError naming it); on any exit the workers are stopped. ``interpreted``: the
+    workers start with Numba's JIT off (``NUMBA_DISABLE_JIT=1``) and compile nothing."""
     import os
 
     ctx = mp.get_context("spawn")
@@ -300,8 +310,8 @@ def play_parallel(job: dict[str, Any], workers: int, todo: list[int], on_games: 
     parts = ctx.Value("i", 0)  # the next part of the kernels to compile: taken by the first free worker
     procs = []
     for w in range(workers):
-        kwargs = dict(job, games=todo[w::workers], worker=w)
-        procs.append(ctx.Process(target=_worker_main, args=(kwargs, messages, os.getpid(), compiled, parts),
+        task = {"specs": list(specs), "job": job, "games": todo[w::workers], "worker": w}
+        procs.append(ctx.Process(target=_worker_main, args=(task, messages, os.getpid(), compiled, parts),
                                  name=f"bali-tournament-{w}", daemon=True))
     done: set[int] = set()
     ready: tuple[set[int], int] = (set(), workers)  # the workers past the compile barrier

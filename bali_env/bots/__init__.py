@@ -7,7 +7,8 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 
 | module | job |
 |---|---|
-| ``base.py`` | ``Agent`` (the interface), ``make_agent`` / ``register_agent`` (agents by spec), per-decision keys |
+| ``base.py`` | ``Agent`` (the interface) and the checks of what an agent is handed |
+| ``registry.py`` | ``make_agent`` / ``register_agent``: agents by spec, each module imported on first use |
 | ``random_agent.py`` | ``random``: any legal action, uniformly |
 | ``greedy/`` | ``greedy``: the hand-written heuristic, one scoring kernel per decision (its docstring maps it) |
 | ``mcts.py``, ``mcts_search.py`` | ``mcts``: information-set Monte Carlo tree search; its Numba kernels |
@@ -17,9 +18,10 @@ optional settings such as ``"mcts:sims=400"``), ``"ppo"`` (the shipped policies)
 | ``threads.py`` | the threads a decision may use now: BLAS on one, Numba's kernels on the idle cores |
 | ``sb3.py`` | ``sb3:PATH``: a stable-baselines3 model file as an agent |
 | ``policies/`` | the shipped policies (``bali_2p.npz``; ``bali_4p.npz``, 3 players too): ``training/README.md`` |
+| ``protocol/`` | ``cmd:PROGRAM``: a bot in any language speaking JSON lines, its process, clock and faults |
 
-Bots in other processes and languages (``cmd:``) are the arena's (``bali_env.bots.protocol``);
-``make_agent`` builds them too, importing that module on first use only.
+The registry stands above every agent of the room (it names them in strings, imported on first
+use). Every seed and random key an agent draws from is the engine's (``bali_env.engine.seeds``).
 """
 
 from __future__ import annotations

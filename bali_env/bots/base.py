@@ -22,20 +22,22 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
     counts of its scale, one decision, one seat to decide and one player count, 0/1 masks with a
     legal action per row (unless ``need_legal`` is False). TypeError / ValueError naming what is
     wrong; returns float32 / int8 2-D copies (nothing out of range ever reaches a search kernel)."""
-    from bali_env.engine import (
-        D_GAME_OVER,
-        MAX_PLAYERS,
-        N_ACTIONS,
-        N_DECISIONS,
-        N_PLAYER_COUNTS,
-        O_DECISION,
-        O_NUM_PLAYERS,
-        O_TO_MOVE,
-        OBS_DIM,
-        OBS_HIGH,
-        OBS_SCALE,
-    )
-    from bali_env.engine.obs_spec import observation_slot_names
+    obs, masks = _checked_shapes(observations, action_masks)
+    obs = obs.astype(np.float32)
+    _check_slot_values(obs)
+    _check_one_hots(obs)
+    if not ((masks == 0) | (masks == 1)).all():
+        raise ValueError("action_mask must hold 0/1 values")
+    masks = masks.astype(np.int8)
+    if need_legal and not (masks.sum(axis=1) > 0).all():
+        raise ValueError("action_mask has no legal action")
+    return obs, masks
+
+
+def _checked_shapes(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks as 2-D arrays of numbers (a single row given one dimension),
+    their shapes and dtypes checked (``check_observations``'s errors)."""
+    from bali_env.engine import N_ACTIONS, OBS_DIM
 
     obs, masks = np.asarray(observations), np.asarray(action_masks)
     if obs.ndim == 1:
@@ -49,7 +51,15 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
         raise TypeError(f"observation must be numeric (float32), got dtype {obs.dtype}")
     if not (np.issubdtype(masks.dtype, np.number) or masks.dtype == np.bool_):
         raise TypeError(f"action_mask must be 0/1 numbers or bools, got dtype {masks.dtype}")
-    obs = obs.astype(np.float32)
+    return obs, masks
+
+
+def _check_slot_values(obs: np.ndarray) -> None:
+    """Every slot of the float32 observations finite, within its range, and a whole count of
+    its scale (ValueError naming the first slot that is not)."""
+    from bali_env.engine import OBS_HIGH, OBS_SCALE
+    from bali_env.engine.obs_spec import observation_slot_names
+
     if not np.isfinite(obs).all():
         raise ValueError("observation holds NaN or infinite values")
     counts = obs * OBS_SCALE
@@ -58,6 +68,21 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
         row, slot = (int(x) for x in np.argwhere(bad)[0])
         raise ValueError(f"observation slot {slot} ({observation_slot_names()[slot]}) = {obs[row, slot]!r} is not a "
                          f"count within 0..{OBS_HIGH[slot] * OBS_SCALE[slot]:g} divided by {OBS_SCALE[slot]:g}")
+
+
+def _check_one_hots(obs: np.ndarray) -> None:
+    """One decision, one seat to decide (none once the game is over) and one player count set
+    in every row (ValueError otherwise)."""
+    from bali_env.engine import (
+        D_GAME_OVER,
+        MAX_PLAYERS,
+        N_DECISIONS,
+        N_PLAYER_COUNTS,
+        O_DECISION,
+        O_NUM_PLAYERS,
+        O_TO_MOVE,
+    )
+
     decision = obs[:, O_DECISION : O_DECISION + N_DECISIONS]
     over = decision[:, D_GAME_OVER] == 1
     groups = (("decision", decision, np.ones(len(obs))),
@@ -67,12 +92,6 @@ def check_observations(observations: np.ndarray, action_masks: np.ndarray,
         if (block.sum(axis=1) != want).any():
             raise ValueError(f"observation: the {name} one-hot must have exactly one slot set (the seat to "
                              "decide: none after the end)")
-    if not ((masks == 0) | (masks == 1)).all():
-        raise ValueError("action_mask must hold 0/1 values")
-    masks = masks.astype(np.int8)
-    if need_legal and not (masks.sum(axis=1) > 0).all():
-        raise ValueError("action_mask has no legal action")
-    return obs, masks
 
 
 def check_keys(keys: np.ndarray, rows: int) -> np.ndarray:

@@ -66,13 +66,8 @@ class MCTSAgent(Agent):
         if self.sims <= 0 and self.seconds <= 0:
             raise ValueError("give a positive budget: sims > 0 or seconds > 0")
         capacity = int(max_nodes or max(self.sims, 50_000 if self.seconds > 0 else 0) + 1)
-        self._child = np.full((capacity, N_ACTIONS), -1, dtype=np.int32)
-        self._visits = np.zeros(capacity, dtype=np.int64)
-        self._avail = np.zeros(capacity, dtype=np.int64)
-        self._value = np.zeros(capacity, dtype=np.float64)
-        self._mover = np.zeros(capacity, dtype=np.int64)
-        self._n_nodes = np.zeros(1, dtype=np.int64)
-        self._batch_trees: tuple[np.ndarray, ...] = (self._child[:0],)  # ``_trees``: one per thread, made on use
+        self._tree = search.MctsTree.allocate(capacity)
+        self._batch_trees = self._tree.stacked(0)  # ``_trees``: one per thread, made on use
         super().__init__(seed)
 
     def seed(self, seed: int | None = None) -> None:
@@ -87,22 +82,22 @@ class MCTSAgent(Agent):
                                         else action_mask)
         obs = np.ascontiguousarray(obs[0])
         check_position(obs, None if action_mask is None else masks[0])
-        tree = (self._child, self._visits, self._avail, self._value, self._mover, self._n_nodes)
-        search.ismcts_reset(*tree)
+        tree = self._tree
+        search.ismcts_reset(tree)
         try:
             if self.seconds > 0:
                 deadline = time.perf_counter() + self.seconds
-                while time.perf_counter() < deadline and self._n_nodes[0] < len(self._visits) - 64:
-                    search.ismcts_iterate(obs, 64, self._stream, self.c, *tree)
+                while time.perf_counter() < deadline and tree.n_nodes[0] < len(tree.visits) - 64:
+                    search.ismcts_iterate(obs, 64, self._stream, self.c, tree)
             else:
-                search.ismcts_iterate(obs, self.sims, self._stream, self.c, *tree)
+                search.ismcts_iterate(obs, self.sims, self._stream, self.c, tree)
         except ZeroDivisionError:  # a sampled game reached a decision without a legal action
             raise ValueError("observation: no consistent game continues from it (a count is off)") from None
         counts = np.zeros(N_ACTIONS, dtype=np.int64)
         for a in range(N_ACTIONS):
-            ch = self._child[0, a]
+            ch = tree.child[0, a]
             if ch >= 0:
-                counts[a] = self._visits[ch]
+                counts[a] = tree.visits[ch]
         return counts
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -130,7 +125,7 @@ class MCTSAgent(Agent):
         streams = np.array([seeds.stream_state(int(keys[i])) for i in rows], dtype=np.uint64)
         chosen = np.empty(len(rows), dtype=np.int64)
         search.ismcts_choose_batch(np.ascontiguousarray(obs[rows]), np.ascontiguousarray(masks[rows]), self.sims,
-                                   streams, self.c, *self._trees(min(len(rows), numba.get_num_threads())), chosen)
+                                   streams, self.c, self._trees(min(len(rows), numba.get_num_threads())), chosen)
         out[rows] = chosen
         return out
 
@@ -149,13 +144,12 @@ class MCTSAgent(Agent):
         probe.act(o["observation"], o["action_mask"])
         probe.act_batch_keyed(o["observation"][None], o["action_mask"][None], np.zeros(1, dtype=np.uint64))
 
-    def _trees(self, count: int) -> tuple[np.ndarray, ...]:
-        """``count`` search trees shaped like the agent's own (kept for the next call; the kernel
-        empties a tree before each search)."""
-        if len(self._batch_trees[0]) < count:
-            own = (self._child, self._visits, self._avail, self._value, self._mover, self._n_nodes)
-            self._batch_trees = tuple(np.repeat(a[None], count, axis=0) for a in own)
-        return tuple(a[:count] for a in self._batch_trees)
+    def _trees(self, count: int) -> search.MctsTree:
+        """``count`` search trees shaped like the agent's own, stacked (kept for the next call; the
+        kernel empties a tree before each search)."""
+        if len(self._batch_trees.child) < count:
+            self._batch_trees = self._tree.stacked(count)
+        return self._batch_trees.first(count)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The most visited legal action (a forced move is played without searching); the

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS, OBS_DIM, STATE_DTYPE, STATE_SIZE
+from bali_env.engine import MIN_PLAYERS, N_ACTIONS, N_PLAYER_COUNTS, O_NUM_PLAYERS
 from bali_env.engine.validate import check_int, check_number
 
 from bali_env.bots import network
@@ -166,49 +166,34 @@ class PolicySearchAgent(Agent):
         trees, per = len(obs), self.leaves
         players = MIN_PLAYERS + int(np.argmax(obs[0, O_NUM_PLAYERS : O_NUM_PLAYERS + N_PLAYER_COUNTS]))
         cap = -(-self.sims // per) * per + 2  # at most one new node a descent, and the root
-        child = np.empty((trees, cap, N_ACTIONS), dtype=np.int32)
-        visits = np.zeros((trees, cap), dtype=np.int64)
-        value = np.zeros((trees, cap), dtype=np.float64)
-        mover = np.zeros((trees, cap), dtype=np.int64)
-        logits = np.zeros((trees, cap, N_ACTIONS), dtype=np.float32)
-        prior_v = np.zeros((trees, cap), dtype=np.float64)
-        expanded = np.zeros((trees, cap), dtype=np.int8)
-        n_nodes = np.zeros(trees, dtype=np.int64)
-        states = np.zeros((trees * per, STATE_SIZE), dtype=STATE_DTYPE)
-        paths = np.zeros((trees * per, MAX_DEPTH), dtype=np.int64)
-        depths = np.zeros(trees * per, dtype=np.int64)
-        leaf_obs = np.zeros((trees * per, OBS_DIM), dtype=np.float32)
-        leaf_masks = np.zeros((trees * per, N_ACTIONS), dtype=np.int8)
+        forest = K.PuctTrees.allocate(trees, cap)
+        full = K.Descents.allocate(trees * per, MAX_DEPTH)
         streams = np.array([seeds.stream_state(int(k)) for k in keys], dtype=np.uint64)
         roots = np.ascontiguousarray(obs, dtype=np.float32)
-        score = np.zeros((trees, 0), dtype=np.float64)  # Gumbel's root (after the roots' evaluation), or none
-        halving = np.zeros((trees, 0), dtype=np.int64)
-        K.puct_reset(child, visits, value, prior_v, expanded, n_nodes)
-        for k, used in enumerate([trees] + [trees * per] * (-(-self.sims // per))):  # the roots, then full rounds
-            K.puct_descend(roots, streams, self.c, child, visits, value, mover, logits, prior_v, expanded, n_nodes,
-                           states[:used], paths[:used], depths[:used], leaf_obs[:used], leaf_masks[:used],
-                           score, halving)
-            rows = np.flatnonzero(depths[:used] >= 0)
+        gumbel = K.GumbelRoot.off(trees)  # Gumbel's root (after the roots' evaluation), or none
+        K.puct_reset(forest)
+        for k, descents in enumerate([full.first(trees)] + [full] * (-(-self.sims // per))):  # the roots, then rounds
+            K.puct_descend(roots, streams, self.c, forest, descents, gumbel)
+            rows = np.flatnonzero(descents.depths >= 0)
             if len(rows) == 0:
                 continue
-            x = policy.input(leaf_obs[rows], leaf_masks[rows], checked=True)
+            x = policy.input(descents.leaf_obs[rows], descents.leaf_masks[rows], checked=True)
             K.puct_expand(rows, network.softmax_weights(policy.forward(x)),
-                          policy.seat_values(x, players).astype(np.float64), states[:used],
-                          paths[:used], depths[:used], logits, prior_v, expanded, value, mover)
+                          policy.seat_values(x, players).astype(np.float64), descents, forest)
             if k == 0:
                 legal = masks > 0
-                prior = np.where(legal, logits[:, 0, :], 0.0).astype(np.float64)
+                prior = np.where(legal, forest.logits[:, 0, :], 0.0).astype(np.float64)
                 prior /= network.row_sums(prior)[:, None]
-                root_value = prior_v[:, 0].copy()
+                root_value = forest.prior_v[:, 0].copy()
                 if noise is not None:
-                    logits[:, 0, :] = np.where(legal, root_noise(prior, legal, keys, *noise), 1e-30)
+                    forest.logits[:, 0, :] = np.where(legal, root_noise(prior, legal, keys, *noise), 1e-30)
                 if self.gumbel:
-                    score, halving = gumbel_root(prior, legal, keys, self.gumbel, cap - 2)
+                    gumbel = K.GumbelRoot(*gumbel_root(prior, legal, keys, self.gumbel, cap - 2))
         out = np.zeros((trees, N_ACTIONS), dtype=np.int64)
-        K.root_visits(child, visits, np.ascontiguousarray(masks), out)
-        kids = child[:, 0, :]
-        n = np.where(kids >= 0, np.take_along_axis(visits, np.maximum(kids, 0), axis=1), 0)
-        w = np.where(kids >= 0, np.take_along_axis(value, np.maximum(kids, 0), axis=1), 0.0)
+        K.root_visits(forest, np.ascontiguousarray(masks), out)
+        kids = forest.child[:, 0, :]
+        n = np.where(kids >= 0, np.take_along_axis(forest.visits, np.maximum(kids, 0), axis=1), 0)
+        w = np.where(kids >= 0, np.take_along_axis(forest.value, np.maximum(kids, 0), axis=1), 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             q = np.where((n > 0) & (masks > 0), w / n, np.nan)
         found = {"visits": out, "q": q, "prior": prior, "value": root_value}
@@ -216,7 +201,7 @@ class PolicySearchAgent(Agent):
             sigma = np.zeros((trees, N_ACTIONS), dtype=np.float64)
             K.root_sigma(out, q, prior, root_value, np.ascontiguousarray(masks > 0), sigma)
             top = (out == out.max(axis=1, keepdims=True)) & (masks > 0)
-            found["action"] = np.argmax(np.where(top, score + sigma, -np.inf), axis=1)
+            found["action"] = np.argmax(np.where(top, gumbel.score + sigma, -np.inf), axis=1)
             found["sigma"] = sigma  # the improved policy's too (self-play's target)
         return found
 

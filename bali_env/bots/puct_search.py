@@ -24,12 +24,15 @@ round, so that the network evaluates every round's leaves of every tree in one N
   finished roots (the improved policy and the final choice).
 
 Every tree reads only its own random stream, so a tree's search does not depend on the batch or
-the thread count.
+the thread count. The kernels' arrays travel in three records (typed NamedTuples that Numba compiles
+to structs): ``PuctTrees`` (the trees), ``Descents`` (a round's descents and their leaves) and
+``GumbelRoot`` (Gumbel root selection's inputs).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -42,10 +45,13 @@ from bali_env.engine import (  # noqa: E402
     absolute_seat,
     MAX_PLAYERS,
     N_ACTIONS,
+    OBS_DIM,
     PH_GAME_OVER,
     S_NUM_PLAYERS,
     S_PHASE,
     S_TO_MOVE,
+    STATE_DTYPE,
+    STATE_SIZE,
     apply_action,
     determinize,
     legal_mask,
@@ -58,23 +64,92 @@ from bali_env.bots.mcts_search import win_shares  # noqa: E402
 C_VISIT, C_SCALE = 50.0, 0.1
 
 
-@njit(cache=True)
-def puct_reset(child, visits, value, prior_v, expanded, n_nodes):
-    """Empty every tree: only its root (node 0, not evaluated) remains."""
-    for t in range(child.shape[0]):
-        n_nodes[t] = 1
-        child[t, 0, :] = -1
-        visits[t, 0] = 0
-        value[t, 0] = 0.0
-        prior_v[t, 0] = 0.5
-        expanded[t, 0] = 0
+class PuctTrees(NamedTuple):
+    """A batch of search trees, a row per tree then per node: ``child`` (int32 [trees, nodes,
+    N_ACTIONS], -1: none yet), ``visits`` (int64), ``value`` (float64: the win shares backed up),
+    ``mover`` (int64: the seat whose move leads into the node), ``logits`` (float32 [trees, nodes,
+    N_ACTIONS]: the network's softmax weights at an evaluated node), ``prior_v`` (float64: the
+    node's own value), ``expanded`` (int8: evaluated) and ``n_nodes`` (int64 [trees]: the nodes in
+    use). Inside the kernels one tree is the same record without the tree axis (``n_nodes`` of
+    length 1)."""
+
+    child: np.ndarray
+    visits: np.ndarray
+    value: np.ndarray
+    mover: np.ndarray
+    logits: np.ndarray
+    prior_v: np.ndarray
+    expanded: np.ndarray
+    n_nodes: np.ndarray
+
+    @classmethod
+    def allocate(cls, trees: int, capacity: int) -> PuctTrees:
+        """``trees`` trees of ``capacity`` nodes each (``puct_reset`` empties them)."""
+        shape = (trees, capacity)
+        return cls(np.empty((*shape, N_ACTIONS), dtype=np.int32), np.zeros(shape, dtype=np.int64),
+                   np.zeros(shape, dtype=np.float64), np.zeros(shape, dtype=np.int64),
+                   np.zeros((*shape, N_ACTIONS), dtype=np.float32), np.zeros(shape, dtype=np.float64),
+                   np.zeros(shape, dtype=np.int8), np.zeros(trees, dtype=np.int64))
+
+
+class Descents(NamedTuple):
+    """A round's descents, a row each (rows ``t*L .. t*L+L-1`` belong to tree t): the sampled
+    state played down the tree ``states`` ([rows, STATE_SIZE]), the nodes on its ``paths`` (int64
+    [rows, depth limit + 1]), ``depths`` (int64 [rows]: the leaf's depth, or -1 - depth when the game
+    ended on the way), and the leaf's observation and legal actions for the network ``leaf_obs``
+    (float32 [rows, OBS_DIM]) and ``leaf_masks`` (int8 [rows, N_ACTIONS])."""
+
+    states: np.ndarray
+    paths: np.ndarray
+    depths: np.ndarray
+    leaf_obs: np.ndarray
+    leaf_masks: np.ndarray
+
+    @classmethod
+    def allocate(cls, rows: int, max_depth: int) -> Descents:
+        """Room for ``rows`` descents of paths up to ``max_depth`` entries."""
+        return cls(np.zeros((rows, STATE_SIZE), dtype=STATE_DTYPE), np.zeros((rows, max_depth), dtype=np.int64),
+                   np.zeros(rows, dtype=np.int64), np.zeros((rows, OBS_DIM), dtype=np.float32),
+                   np.zeros((rows, N_ACTIONS), dtype=np.int8))
+
+    def first(self, rows: int) -> Descents:
+        """The first ``rows`` descents (views)."""
+        return Descents(*(a[:rows] for a in self))
+
+
+class GumbelRoot(NamedTuple):
+    """Gumbel root selection's inputs, a row per tree: ``score`` (float64 [trees, N_ACTIONS]:
+    Gumbel noise plus log prior, -inf off the considered actions) and ``halving`` (int64 [trees,
+    descents]: ``halving_schedule``). With zero columns (``GumbelRoot.off``) the root is PUCT like
+    every node."""
+
+    score: np.ndarray
+    halving: np.ndarray
+
+    @classmethod
+    def off(cls, trees: int) -> GumbelRoot:
+        """No Gumbel root selection for ``trees`` trees."""
+        return cls(np.zeros((trees, 0), dtype=np.float64), np.zeros((trees, 0), dtype=np.int64))
 
 
 @njit(cache=True)
-def _select(weights, mask, child, visits, value, prior_v, node, c):
-    """The PUCT choice at ``node`` over the actions of ``mask`` (the lowest id among equals): the
-    prior is the node's softmax weight of the action over the legal ones' total; an unvisited
-    child counts the node's own evaluated value (first-play urgency)."""
+def puct_reset(trees):
+    """Empty every tree of the ``PuctTrees``: only its root (node 0, not evaluated) remains."""
+    for t in range(trees.child.shape[0]):
+        trees.n_nodes[t] = 1
+        trees.child[t, 0, :] = -1
+        trees.visits[t, 0] = 0
+        trees.value[t, 0] = 0.0
+        trees.prior_v[t, 0] = 0.5
+        trees.expanded[t, 0] = 0
+
+
+@njit(cache=True)
+def _select(tree, mask, node, c):
+    """The PUCT choice at ``node`` of ``tree`` over the actions of ``mask`` (the lowest id among
+    equals): the prior is the node's softmax weight of the action over the legal ones' total; an
+    unvisited child counts the node's own evaluated value (first-play urgency)."""
+    weights, child, visits, value, prior_v = tree.logits, tree.child, tree.visits, tree.value, tree.prior_v
     total = 0.0
     for a in range(N_ACTIONS):
         if mask[a]:
@@ -154,9 +229,12 @@ def halving_schedule(considered: int, descents: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _halving_choice(score, halving, mask, child, visits, value, weights, v_root, scratch):
-    """The Gumbel root choice (see the module docstring), or -1 when the schedule is spent or
-    no action has its visit count (PUCT decides then)."""
+def _halving_choice(gumbel, mask, tree, scratch):
+    """The Gumbel root choice at the root of ``tree`` (see the module docstring; ``gumbel`` the
+    tree's row of the ``GumbelRoot``), or -1 when the schedule is spent or no action has its visit
+    count (PUCT decides then)."""
+    score, halving = gumbel.score, gumbel.halving
+    child, visits, value, weights, v_root = tree.child, tree.visits, tree.value, tree.logits, tree.prior_v[0]
     i = visits[0] - 2  # this descent's number: visits[0] counts it and the root's own evaluation
     if i < 0 or i >= halving.shape[0]:
         return -1
@@ -183,10 +261,22 @@ def _halving_choice(score, halving, mask, child, visits, value, weights, v_root,
 
 
 @njit(cache=True)
-def _descend_one(root, rng, c, child, visits, value, mover, logits, prior_v, expanded, n_nodes, s, path, mask,
-                 reward, leaf_obs, leaf_mask, score, halving, scratch):
-    """One descent of one tree (see ``puct_descend``); returns the path depth, or -1 - depth when
-    the sample's game ended on the way (its win shares already backed up)."""
+def _tree_at(trees, t):
+    """Tree ``t`` of the ``PuctTrees`` (views; ``n_nodes`` of length 1)."""
+    return PuctTrees(trees.child[t], trees.visits[t], trees.value[t], trees.mover[t], trees.logits[t],
+                     trees.prior_v[t], trees.expanded[t], trees.n_nodes[t : t + 1])
+
+
+@njit(cache=True)
+def _descend_one(root, rng, c, tree, leaf, gumbel, work):
+    """One descent of one ``tree`` (see ``puct_descend``) into the row ``leaf`` of the ``Descents``
+    (``gumbel``: the tree's row of the ``GumbelRoot``; ``work``: the thread's scratch arrays
+    ``(mask, reward, scratch)``); returns the path depth, or -1 - depth when the sample's game
+    ended on the way (its win shares already backed up)."""
+    child, visits, value, mover = tree.child, tree.visits, tree.value, tree.mover
+    prior_v, expanded, n_nodes = tree.prior_v, tree.expanded, tree.n_nodes
+    s, path, leaf_obs, leaf_mask = leaf.states, leaf.paths, leaf.leaf_obs, leaf.leaf_masks
+    mask, reward, scratch = work
     determinize(root, rng, s)
     node = 0
     depth = 0
@@ -205,10 +295,10 @@ def _descend_one(root, rng, c, child, visits, value, mover, logits, prior_v, exp
         legal_mask(s, mask)
         seat = s[S_TO_MOVE]
         a = -1
-        if node == 0 and score.shape[0] > 0:
-            a = _halving_choice(score, halving, mask, child, visits, value, logits, prior_v[0], scratch)
+        if node == 0 and gumbel.score.shape[0] > 0:
+            a = _halving_choice(gumbel, mask, tree, scratch)
         if a < 0:
-            a = _select(logits, mask, child, visits, value, prior_v, node, c)
+            a = _select(tree, mask, node, c)
         ch = child[node, a]
         if ch < 0:
             ch = n_nodes[0]
@@ -228,37 +318,39 @@ def _descend_one(root, rng, c, child, visits, value, mover, logits, prior_v, exp
 
 
 @njit(cache=True, parallel=True)
-def puct_descend(roots, streams, c, child, visits, value, mover, logits, prior_v, expanded, n_nodes, states, paths,
-                 depths, leaf_obs, leaf_masks, root_score, halving):
-    """``L = len(states) // len(roots)`` descents of every tree (rows ``t*L .. t*L+L-1`` of the
-    per-descent arrays belong to tree t), the trees in parallel. ``depths[r]`` is the depth of the
-    leaf to evaluate (its observation and mask in ``leaf_obs[r]``, ``leaf_masks[r]``), or -1 - depth
-    when the descent reached the end of the game (nothing to evaluate). ``root_score`` ([trees,
-    N_ACTIONS]: Gumbel noise plus log prior, -inf off the considered actions) and ``halving``
-    ([trees, descents]: ``halving_schedule``) turn on Gumbel root selection; with zero columns the
-    root is PUCT like every node."""
-    trees = roots.shape[0]
-    per = states.shape[0] // trees
-    for t in prange(trees):
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
-        scratch = np.zeros((4, N_ACTIONS), dtype=np.float64)
+def puct_descend(roots, streams, c, trees, descents, gumbel):
+    """``L = len(descents.states) // len(roots)`` descents of every tree of the ``PuctTrees``
+    (rows ``t*L .. t*L+L-1`` of the ``Descents`` belong to tree t), the trees in parallel.
+    ``descents.depths[r]`` is the depth of the leaf to evaluate (its observation and mask in
+    ``leaf_obs[r]``, ``leaf_masks[r]``), or -1 - depth when the descent reached the end of the game
+    (nothing to evaluate). A ``GumbelRoot`` with columns turns on Gumbel root selection; with
+    zero columns (``GumbelRoot.off``) the root is PUCT like every node."""
+    count = roots.shape[0]
+    per = descents.states.shape[0] // count
+    depths = descents.depths  # a local: a prange loop's store into a record's field is lost (Numba issue 7135)
+    for t in prange(count):
+        work = (np.zeros(N_ACTIONS, dtype=np.int8), np.zeros(MAX_PLAYERS, dtype=np.float64),
+                np.zeros((4, N_ACTIONS), dtype=np.float64))
+        tree = _tree_at(trees, t)
+        root_gumbel = GumbelRoot(gumbel.score[t], gumbel.halving[t])
         for k in range(per):
             r = t * per + k
-            depths[r] = _descend_one(roots[t], streams[t : t + 1], c, child[t], visits[t], value[t], mover[t],
-                                     logits[t], prior_v[t], expanded[t], n_nodes[t : t + 1], states[r], paths[r],
-                                     mask, reward, leaf_obs[r], leaf_masks[r], root_score[t], halving[t], scratch)
+            leaf = Descents(descents.states[r], descents.paths[r], descents.depths[r : r + 1], descents.leaf_obs[r],
+                            descents.leaf_masks[r])
+            depths[r] = _descend_one(roots[t], streams[t : t + 1], c, tree, leaf, root_gumbel, work)
 
 
 @njit(cache=True)
-def puct_expand(rows, net_weights, net_values, states, paths, depths, logits, prior_v, expanded, value, mover):
-    """Store the network's answer for the evaluated leaves ``rows`` (``net_weights[k]``,
-    ``net_values[k]``: row ``rows[k]``; the logits' softmax weights, ``network.softmax_weights``
-    (computed outside: NumPy's and the C library's ``exp`` differ by CPU), in ``logits``; the values
-    as every seat's win share, the seat to move first, then the others in turn order) and back
-    each seat's share up its path."""
-    trees = logits.shape[0]
-    per = states.shape[0] // trees
+def puct_expand(rows, net_weights, net_values, descents, trees):
+    """Store the network's answer for the evaluated leaves ``rows`` of the ``Descents``
+    (``net_weights[k]``, ``net_values[k]``: row ``rows[k]``; the logits' softmax weights,
+    ``network.softmax_weights`` (computed outside: NumPy's and the C library's ``exp`` differ by
+    CPU), in the ``PuctTrees``' ``logits``; the values as every seat's win share, the seat to move
+    first, then the others in turn order) and back each seat's share up its path."""
+    states, paths, depths = descents.states, descents.paths, descents.depths
+    logits, prior_v, expanded, value, mover = trees.logits, trees.prior_v, trees.expanded, trees.value, trees.mover
+    count = logits.shape[0]
+    per = states.shape[0] // count
     reward = np.zeros(MAX_PLAYERS, dtype=np.float64)
     for k in range(rows.shape[0]):
         r = rows[k]
@@ -280,8 +372,9 @@ def puct_expand(rows, net_weights, net_values, states, paths, depths, logits, pr
 
 
 @njit(cache=True)
-def root_visits(child, visits, masks, out):
-    """The visits of each tree's root children over the legal actions ``masks`` (0 elsewhere)."""
+def root_visits(trees, masks, out):
+    """The visits of each tree's root children (``PuctTrees``) over the legal actions ``masks`` (0 elsewhere)."""
+    child, visits = trees.child, trees.visits
     for t in range(out.shape[0]):
         for a in range(N_ACTIONS):
             ch = child[t, 0, a]

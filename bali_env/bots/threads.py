@@ -26,6 +26,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import numba
 
+from bali_env.engine.thread_pool import start_thread_pool
+
 _controller: Any = None
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -87,6 +89,7 @@ def decision_threads() -> Iterator[int]:
     """Within the block: NumPy's BLAS on one thread and Numba's parallel kernels on the idle cores
     (``idle_cores``, at most Numba's own limit); yields that thread count. Numba's setting is per
     thread and comes back after the block."""
+    start_thread_pool()
     before = numba.get_num_threads()
     threads = 1 if before == 1 else max(1, min(before, idle_cores()))  # a worker's one thread: nothing to ask
     numba.set_num_threads(threads)

@@ -33,8 +33,10 @@ thin shell over these. Read the files in the order of the rules (docs/rules.md):
 | ``contract.py`` | 4, 6-8 | the public contract in Python: action names and checks, ``reset`` options, |
 | | | ``state_dict()``, ``final_result``, state checks |
 | ``validate.py`` | | the argument validators every public entry point uses (``check_int``, ``check_seat``...) |
-| ``batch.py`` | | batched stepping and whole random games (rollouts) |
-| ``flags.py`` | | the command-line flags the ``bali`` commands share, declared once (parent parsers) |
+| ``config.py`` | 2 | ``GameConfig``: the player count and the variants, one record checked once |
+| ``batch.py`` | | batched stepping and whole random games (rollouts); the records their kernels take |
+| | | (``DealSettings``, ``BatchBuffers``) |
+| ``thread_pool.py`` | | Numba's thread pool, started with OpenMP waiting passively (``start_thread_pool``) |
 | ``numba_cache.py`` | | keeps Numba's on-disk cache fresh across files |
 | ``compile_notice.py`` | | says once (a warning on stderr) when Numba compiles the kernels |
 
@@ -51,6 +53,8 @@ numba_cache.install()  # before any kernel is defined
 compile_notice.install()  # a first compile says so, once
 
 from bali_env.engine.batch import (  # noqa: E402
+    BatchBuffers,
+    DealSettings,
     batch_reset,
     batch_reset_one,
     batch_step_parallel,
@@ -61,6 +65,7 @@ from bali_env.engine.batch import (  # noqa: E402
     rollout_new_games,
     rollout_states,
 )
+from bali_env.engine.config import GameConfig  # noqa: E402
 from bali_env.engine.deal import init_game  # noqa: E402
 from bali_env.engine.decode import DECODED_SIZE, ObservationView, decode_counts, decode_observation  # noqa: E402
 from bali_env.engine.determinization import check_observation, determinize  # noqa: E402

@@ -185,6 +185,15 @@ def _deck_option(value: Any, oracle: bool) -> np.ndarray:
         variant = "with" if oracle else "without"
         raise ValueError(f"reset option 'deck' must hold {size} card ids ({variant} the Oracle variant), "
                          f"got {len(cards)}")
+    _check_deck_multiset(cards, oracle)
+    if oracle and C.ORACLE in cards[: C.MARKET_SIZE]:
+        raise ValueError("reset option 'deck': the first 16 cards (the starting market) must hold no oracle")
+    return np.array(cards, dtype=np.int64)
+
+
+def _check_deck_multiset(cards: list[int], oracle: bool) -> None:
+    """The deck option's cards are the deck's multiset of card ids (the oracles only with the
+    Oracle variant); ValueError naming the counts that differ, or the unknown ids."""
     want = C.DECK_COUNTS.copy()
     if not oracle:
         want[C.ORACLE] = 0
@@ -193,9 +202,6 @@ def _deck_option(value: Any, oracle: bool) -> np.ndarray:
     if bad or not np.array_equal(got, want):
         diff = ", ".join(f"{CARD_NAMES[k]}: {got[k]} instead of {want[k]}" for k in range(8) if got[k] != want[k])
         raise ValueError(f"reset option 'deck' is not the deck's multiset of card ids: {diff or f'unknown ids {bad}'}")
-    if oracle and C.ORACLE in cards[: C.MARKET_SIZE]:
-        raise ValueError("reset option 'deck': the first 16 cards (the starting market) must hold no oracle")
-    return np.array(cards, dtype=np.int64)
 
 
 def _starters_option(value: Any, num_players: int) -> np.ndarray:

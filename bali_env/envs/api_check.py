@@ -23,7 +23,11 @@
 What "equal" and "changed" mean: the agent to move, every agent's observation, the rewards, the
 terminations and truncations, and ``state_fn(env)`` when there is one.
 
-Conventions that differ between environments are keyword options:
+The options are the fields of one record, ``CheckOptions`` (a frozen dataclass holding every
+default); ``check_env(env_fn, options=CheckOptions(...))`` takes one, and any field may also be
+given as a keyword of its own (``check_env(env_fn, illegal_action="raise")``), which changes it.
+
+Conventions that differ between environments are options:
 
 - ``illegal_action``: ``"raise"`` (``step`` raises ``ValueError`` naming the action and changes
   nothing, the turn included; every illegal action is tried on one copy), ``"terminate"``
@@ -64,8 +68,10 @@ live here for the test suite; the checker does not use them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import gymnasium
@@ -73,7 +79,7 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo.utils.env import AECEnv
 
-__all__ = ["CONFIGURATIONS", "check_env", "config_id", "copy_env"]
+__all__ = ["CONFIGURATIONS", "CheckOptions", "check_env", "config_id", "copy_env"]
 
 #: The 12 configurations of ``bali_v0``: (num_players, oracle, demon).
 CONFIGURATIONS: tuple[tuple[int, bool, bool], ...] = tuple(
@@ -121,38 +127,82 @@ def _method_hook(env: AECEnv, name: str) -> Callable[[AECEnv], Any] | None:
     return lambda e: getattr(e.unwrapped, name)()
 
 
-class _Options:
-    """The settings of one ``check_env`` run (hooks resolved against the first environment)."""
+#: the illegal-action conventions ``check_env`` knows (None: not checked)
+_ILLEGAL_MODES = ("auto", "raise", "terminate", None)
 
-    def __init__(
-        self,
-        env: AECEnv,
-        illegal_action: IllegalMode | None,
-        illegal_reward: float,
-        waiting_mask_empty: bool,
-        final_mask_empty: bool,
-        state_fn: StateFn | Literal["auto"] | None,
-        legal_fn: LegalFn | Literal["auto"] | None,
-        copy_fn: Callable[[AECEnv], AECEnv],
-        final_check: Callable[[AECEnv, str], None] | None,
-        illegal_check: Callable[[AECEnv, str, int, str], None] | None,
-    ) -> None:
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The options of ``check_env`` (the module docstring says what each checks), every default
+    here.
+
+    - ``api_cycles``, ``seed_cycles``: ``num_cycles`` of PettingZoo's ``api_test`` and
+      ``seed_test``; 0 skips it.
+    - ``check_every``: try every action on copies only at every ``check_every``-th step (1 = all).
+    - ``max_steps``: a game longer than this fails the check (it must end).
+    - ``illegal_action``: ``"raise"``, ``"terminate"``, ``None`` (skip) or ``"auto"`` (from
+      ``env.unwrapped.illegal_action``, else detected).
+    - ``illegal_reward``: the offender's reward in ``"terminate"`` mode (the others get 0).
+    - ``waiting_mask_empty``: require an all-0 mask for every live agent that is not to move.
+    - ``final_mask_empty``: require all-0 masks (and no legal actions) after the end.
+    - ``state_fn``: ``env -> state`` compared with ``==``; ``"auto"``: ``unwrapped.state_dict()``
+      when present; None: no state checks.
+    - ``legal_fn``: ``env -> legal action ids``, checked against the mask; ``"auto"``:
+      ``unwrapped.legal_actions()`` when present; None: not checked.
+    - ``copy_fn``: ``env -> independent copy`` used for the action checks (default ``copy_env``).
+    - ``final_check``: ``(env, where)``, called once at the end of each game before anyone leaves;
+      it raises ``AssertionError`` (with ``where`` in the message) on a failure.
+    - ``illegal_check``: ``(copy, agent, action, where)``, called after an illegal action ended
+      the game on a copy (``"terminate"`` mode).
+
+    ValueError for an unknown ``illegal_action``."""
+
+    api_cycles: int = 1000
+    seed_cycles: int = 500
+    check_every: int = 1
+    max_steps: int = 100_000
+    illegal_action: IllegalMode | None = "auto"
+    illegal_reward: float = -1.0
+    waiting_mask_empty: bool = True
+    final_mask_empty: bool = False
+    state_fn: StateFn | Literal["auto"] | None = "auto"
+    legal_fn: LegalFn | Literal["auto"] | None = "auto"
+    copy_fn: Callable[[AECEnv], AECEnv] = copy_env
+    final_check: Callable[[AECEnv, str], None] | None = None
+    illegal_check: Callable[[AECEnv, str, int, str], None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.illegal_action not in _ILLEGAL_MODES:
+            raise ValueError("illegal_action must be 'auto', 'raise', 'terminate' or None, "
+                             f"got {self.illegal_action!r}")
+
+
+class _Options:
+    """The settings of one ``check_env`` run: its ``CheckOptions`` with the hooks resolved
+    against the first environment, and the illegal-action convention in force (``"auto"``
+    until detected)."""
+
+    def __init__(self, env: AECEnv, options: CheckOptions) -> None:
+        illegal_action = options.illegal_action
         if illegal_action == "auto":
             declared = getattr(env.unwrapped, "illegal_action", None)
             illegal_action = declared if declared in ("raise", "terminate") else "auto"
         self.illegal_mode: str | None = illegal_action  # "auto" until detected
-        self.illegal_reward = float(illegal_reward)
-        self.waiting_mask_empty = waiting_mask_empty
-        self.final_mask_empty = final_mask_empty
+        self.illegal_reward = float(options.illegal_reward)
+        self.waiting_mask_empty = options.waiting_mask_empty
+        self.final_mask_empty = options.final_mask_empty
+        self.check_every = options.check_every
+        self.max_steps = options.max_steps
+        state_fn, legal_fn = options.state_fn, options.legal_fn
         if state_fn == "auto":
             state_fn = _method_hook(env, "state_dict")
         if legal_fn == "auto":
             legal_fn = _method_hook(env, "legal_actions")
         self.state_fn: StateFn | None = state_fn
         self.legal_fn: LegalFn | None = legal_fn
-        self.copy_fn = copy_fn
-        self.final_check = final_check
-        self.illegal_check = illegal_check
+        self.copy_fn = options.copy_fn
+        self.final_check = options.final_check
+        self.illegal_check = options.illegal_check
 
 
 def _obs_key(obs: Any) -> Any:
@@ -270,6 +320,26 @@ def _check_actions_on_copies(
 ) -> None:
     """Every legal action is accepted on its own copy; illegal ones are handled as configured."""
     before = _snapshot(env, opts)
+    _check_legal_on_copies(env, agent, mask, where, opts, summary, before)
+    illegal = [int(a) for a in range(mask.shape[0]) if not mask[a]]
+    if illegal and opts.illegal_mode is not None:
+        a = illegal[step % len(illegal)]  # the illegal action tried this step (a different one each step)
+        if opts.illegal_mode == "auto":
+            opts.illegal_mode = _detect_illegal_mode(env, agent, a, where, opts)
+        if opts.illegal_mode == "raise":
+            _check_illegal_raise(env, agent, illegal, where, opts, before)
+            summary["illegal_checked"] += len(illegal)
+        else:
+            _check_illegal_terminate(env, agent, a, where, opts)
+            summary["illegal_checked"] += 1
+    diff = _diff(before, _snapshot(env, opts))
+    assert not diff, f"{where}: stepping copies changed the original environment in {diff}"
+
+
+def _check_legal_on_copies(env: AECEnv, agent: str, mask: np.ndarray, where: str, opts: _Options,
+                           summary: dict[str, Any], before: dict[str, Any]) -> None:
+    """Each legal action of ``mask`` stepped on its own copy (the first copy equal to the
+    original ``before``): accepted, changing the state, and leaving the original alone."""
     mover_obs = before["observations"][agent]
     first = True
     for a in np.flatnonzero(mask):
@@ -287,35 +357,38 @@ def _check_actions_on_copies(
         unchanged = env.agent_selection == agent and _obs_key(env.observe(agent)) == mover_obs
         assert unchanged, f"{where}: stepping a copy with action {a} changed the original environment"
         summary["legal_checked"] += 1
-    illegal = [int(a) for a in range(mask.shape[0]) if not mask[a]]
-    if illegal and opts.illegal_mode is not None:
-        if opts.illegal_mode == "auto":  # detect the convention from the first illegal action
-            c = opts.copy_fn(env)
-            a = illegal[step % len(illegal)]
-            if _try_illegal(c, a) is not None:
-                opts.illegal_mode = "raise"
-            elif c.agents and all(c.terminations[x] or c.truncations[x] for x in c.agents):
-                opts.illegal_mode = "terminate"
-            else:
-                raise AssertionError(f"{where}: illegal action {a} of {agent} was accepted (no ValueError, no end)")
-        if opts.illegal_mode == "raise":
-            c = opts.copy_fn(env)
-            for a in illegal:
-                exc = _try_illegal(c, a)
-                assert exc is not None, f"{where}: illegal action {a} of {agent} was accepted"
-                assert str(a) in str(exc), f"{where}: the error for illegal action {a} does not name it: {exc}"
-                assert c.agent_selection == agent, f"{where}: illegal action {a} moved the turn"
-                summary["illegal_checked"] += 1
-            diff = _diff(before, _snapshot(c, opts))
-            assert not diff, f"{where}: rejected illegal actions changed {diff}"
-        else:  # "terminate": one illegal action (a different one each step) ends the game on a copy
-            c = opts.copy_fn(env)
-            a = illegal[step % len(illegal)]
-            c.step(a)
-            _check_terminate(c, agent, a, opts, where)
-            summary["illegal_checked"] += 1
-    diff = _diff(before, _snapshot(env, opts))
-    assert not diff, f"{where}: stepping copies changed the original environment in {diff}"
+
+
+def _detect_illegal_mode(env: AECEnv, agent: str, action: int, where: str, opts: _Options) -> str:
+    """The illegal-action convention of the environment, from the illegal ``action`` stepped on
+    a copy: a ``ValueError`` means ``"raise"``, the end of the game ``"terminate"``."""
+    c = opts.copy_fn(env)
+    if _try_illegal(c, action) is not None:
+        return "raise"
+    if c.agents and all(c.terminations[x] or c.truncations[x] for x in c.agents):
+        return "terminate"
+    raise AssertionError(f"{where}: illegal action {action} of {agent} was accepted (no ValueError, no end)")
+
+
+def _check_illegal_raise(env: AECEnv, agent: str, illegal: list[int], where: str, opts: _Options,
+                         before: dict[str, Any]) -> None:
+    """``"raise"``: every illegal action, tried on one copy, raises a ValueError naming it and
+    changes nothing (the turn included)."""
+    c = opts.copy_fn(env)
+    for a in illegal:
+        exc = _try_illegal(c, a)
+        assert exc is not None, f"{where}: illegal action {a} of {agent} was accepted"
+        assert str(a) in str(exc), f"{where}: the error for illegal action {a} does not name it: {exc}"
+        assert c.agent_selection == agent, f"{where}: illegal action {a} moved the turn"
+    diff = _diff(before, _snapshot(c, opts))
+    assert not diff, f"{where}: rejected illegal actions changed {diff}"
+
+
+def _check_illegal_terminate(env: AECEnv, agent: str, action: int, where: str, opts: _Options) -> None:
+    """``"terminate"``: the illegal ``action`` ends the game on a copy (``_check_terminate``)."""
+    c = opts.copy_fn(env)
+    c.step(action)
+    _check_terminate(c, agent, action, opts, where)
 
 
 def _check_live_position(env: AECEnv, agent: str, obs: Any, reward: Any, where: str, opts: _Options) -> np.ndarray:
@@ -342,25 +415,8 @@ def _check_live_position(env: AECEnv, agent: str, obs: Any, reward: Any, where: 
     return mask
 
 
-def check_env(
-    env_fn: Callable[[], AECEnv],
-    num_games: int = 2,
-    seed: int = 0,
-    *,
-    api_cycles: int = 1000,
-    seed_cycles: int = 500,
-    check_every: int = 1,
-    max_steps: int = 100_000,
-    illegal_action: IllegalMode | None = "auto",
-    illegal_reward: float = -1.0,
-    waiting_mask_empty: bool = True,
-    final_mask_empty: bool = False,
-    state_fn: StateFn | Literal["auto"] | None = "auto",
-    legal_fn: LegalFn | Literal["auto"] | None = "auto",
-    copy_fn: Callable[[AECEnv], AECEnv] = copy_env,
-    final_check: Callable[[AECEnv, str], None] | None = None,
-    illegal_check: Callable[[AECEnv, str, int, str], None] | None = None,
-) -> dict[str, Any]:
+def check_env(env_fn: Callable[[], AECEnv], num_games: int = 2, seed: int = 0, options: CheckOptions | None = None,
+              **changes: Any) -> dict[str, Any]:
     """Run PettingZoo's ``api_test``/``seed_test`` on ``env_fn()`` and play ``num_games`` random
     masked games with the checks listed in the module docstring.
 
@@ -369,23 +425,9 @@ def check_env(
         num_games: number of random games to play and check.
         seed: game ``g`` is reset with ``seed + g`` and picks its actions from a generator seeded
             the same way, so the run is reproducible.
-        api_cycles, seed_cycles: ``num_cycles`` of ``api_test`` and ``seed_test``; 0 skips it.
-        check_every: try every action on copies only at every ``check_every``-th step (1 = all).
-        max_steps: a game longer than this fails the check (it must end).
-        illegal_action: ``"raise"``, ``"terminate"``, ``None`` (skip) or ``"auto"`` (from
-            ``env.unwrapped.illegal_action``, else detected); see the module docstring.
-        illegal_reward: the offender's reward in ``"terminate"`` mode (the others get 0).
-        waiting_mask_empty: require an all-0 mask for every live agent that is not to move.
-        final_mask_empty: require all-0 masks (and no legal actions) after the end.
-        state_fn: ``env -> state`` compared with ``==``; ``"auto"``: ``unwrapped.state_dict()``
-            when present; None: no state checks.
-        legal_fn: ``env -> legal action ids``, checked against the mask; ``"auto"``:
-            ``unwrapped.legal_actions()`` when present; None: not checked.
-        copy_fn: ``env -> independent copy`` used for the action checks (default ``copy_env``).
-        final_check: ``(env, where)``, called once at the end of each game before anyone leaves;
-            it raises ``AssertionError`` (with ``where`` in the message) on a failure.
-        illegal_check: ``(copy, agent, action, where)``, called after an illegal action ended
-            the game on a copy (``"terminate"`` mode).
+        options: the checks' options (``CheckOptions``; default: its defaults).
+        **changes: fields of ``CheckOptions`` to change in ``options`` (``illegal_action="raise"``,
+            ``api_cycles=0``, ``final_check=...``); TypeError for a name that is not one.
 
     Returns:
         ``{"games", "steps", "legal_checked", "illegal_checked", "illegal_action",
@@ -394,11 +436,7 @@ def check_env(
         cumulative rewards by agent, and the distinct messages of the warnings ``api_test``
         raised.
     """
-    if illegal_action not in ("auto", "raise", "terminate", None):
-        raise ValueError(f"illegal_action must be 'auto', 'raise', 'terminate' or None, got {illegal_action!r}")
-    # imported here: pettingzoo.test pulls in PettingZoo's own example environments
-    from pettingzoo.test import api_test, seed_test
-
+    options = _with_changes(options or CheckOptions(), changes)
     summary: dict[str, Any] = {
         "games": 0,
         "steps": 0,
@@ -408,62 +446,97 @@ def check_env(
         "final_rewards": [],
         "api_test_warnings": [],
     }
-    if api_cycles > 0:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            api_test(env_fn(), num_cycles=api_cycles)
-        summary["api_test_warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
-    if seed_cycles > 0:
-        seed_test(env_fn, num_cycles=seed_cycles)
-
+    summary["api_test_warnings"] = _run_pettingzoo_tests(env_fn, options)
     opts: _Options | None = None
     for g in range(num_games):
         env = env_fn()
         env.reset(seed=seed + g)
-        if opts is None:
-            opts = _Options(
-                env, illegal_action, illegal_reward, waiting_mask_empty, final_mask_empty,
-                state_fn, legal_fn, copy_fn, final_check, illegal_check,
-            )  # fmt: skip
-        summary["steps"] += _play_checked_game(env, g, seed + g, opts, summary, check_every, max_steps)
+        opts = opts or _Options(env, options)
+        summary["steps"] += _play_checked_game(env, g, seed + g, opts, summary)
         summary["games"] += 1
     if opts is not None and opts.illegal_mode != "auto":
         summary["illegal_action"] = opts.illegal_mode
     return summary
 
 
-def _play_checked_game(env: AECEnv, g: int, seed: int, opts: _Options, summary: dict[str, Any], check_every: int,
-                       max_steps: int) -> int:
+def _with_changes(options: CheckOptions, changes: dict[str, Any]) -> CheckOptions:
+    """``options`` with the fields named in ``changes`` changed (TypeError naming an unknown one)."""
+    known = {f.name for f in dataclasses.fields(CheckOptions)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise TypeError(f"check_env: unknown option(s) {unknown}; the options are the fields of CheckOptions: "
+                        f"{sorted(known)}")
+    return dataclasses.replace(options, **changes) if changes else options
+
+
+def _run_pettingzoo_tests(env_fn: Callable[[], AECEnv], options: CheckOptions) -> list[str]:
+    """PettingZoo's ``api_test`` and ``seed_test`` (each skipped with 0 cycles); returns the
+    distinct messages of the warnings ``api_test`` raised."""
+    # imported here: pettingzoo.test pulls in PettingZoo's own example environments
+    from pettingzoo.test import api_test, seed_test
+
+    messages: list[str] = []
+    if options.api_cycles > 0:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            api_test(env_fn(), num_cycles=options.api_cycles)
+        messages = list(dict.fromkeys(str(w.message) for w in caught))
+    if options.seed_cycles > 0:
+        seed_test(env_fn, num_cycles=options.seed_cycles)
+    return messages
+
+
+def _play_checked_game(env: AECEnv, g: int, seed: int, opts: _Options, summary: dict[str, Any]) -> int:
     """Play game ``g`` of ``check_env`` (reset with ``seed``) with random legal actions, every
     check made on the way; returns its number of steps."""
     rng = np.random.default_rng(seed)
-    obs_spaces = {a: env.observation_space(a) for a in env.possible_agents}
-    act_spaces = {a: env.action_space(a) for a in env.possible_agents}
-    for a, space in act_spaces.items():
-        assert isinstance(space, gymnasium.spaces.Discrete), f"game {g}: action space of {a}: {space}"
-    assert env.agents == env.possible_agents, f"game {g}: agents after reset {env.agents}"
+    spaces = _checked_spaces(env, g)
     steps = 0
     finished = False
     while env.agents:
         agent = env.agent_selection
         where = f"game {g} (seed {seed}), step {steps}, {agent}"
-        for a in env.possible_agents:
-            assert env.observation_space(a) is obs_spaces[a], f"{where}: a new observation space object"
-            assert env.action_space(a) is act_spaces[a], f"{where}: a new action space object"
+        _check_same_spaces(env, spaces, where)
         obs, reward, term, trunc, info = env.last()
         if term or trunc:
-            if not finished:
-                _check_final(env, where, opts, summary)
-                finished = True
-            env.step(None)
-            assert agent not in env.agents, f"{where}: {agent} did not leave with step(None)"
+            _leave_after_the_end(env, agent, where, opts, summary, finished)
+            finished = True
             continue
         assert not finished, f"{where}: a live agent after the end"
-        assert steps < max_steps, f"{where}: the game did not end within {max_steps} steps"
+        assert steps < opts.max_steps, f"{where}: the game did not end within {opts.max_steps} steps"
         mask = _check_live_position(env, agent, obs, reward, where, opts)
-        if steps % check_every == 0:
+        if steps % opts.check_every == 0:
             _check_actions_on_copies(env, agent, mask, steps, where, opts, summary)
         env.step(int(rng.choice(np.flatnonzero(mask))))
         steps += 1
     assert finished, f"game {g}: the agents left without a final step"
     return steps
+
+
+def _checked_spaces(env: AECEnv, g: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """After the reset of game ``g``: every agent is in play and every action space is
+    ``Discrete``; returns the observation and action spaces by agent."""
+    obs_spaces = {a: env.observation_space(a) for a in env.possible_agents}
+    act_spaces = {a: env.action_space(a) for a in env.possible_agents}
+    for a, space in act_spaces.items():
+        assert isinstance(space, gymnasium.spaces.Discrete), f"game {g}: action space of {a}: {space}"
+    assert env.agents == env.possible_agents, f"game {g}: agents after reset {env.agents}"
+    return obs_spaces, act_spaces
+
+
+def _check_same_spaces(env: AECEnv, spaces: tuple[dict[str, Any], dict[str, Any]], where: str) -> None:
+    """``observation_space(agent)`` and ``action_space(agent)`` return the same objects as at the reset."""
+    obs_spaces, act_spaces = spaces
+    for a in env.possible_agents:
+        assert env.observation_space(a) is obs_spaces[a], f"{where}: a new observation space object"
+        assert env.action_space(a) is act_spaces[a], f"{where}: a new action space object"
+
+
+def _leave_after_the_end(env: AECEnv, agent: str, where: str, opts: _Options, summary: dict[str, Any],
+                         finished: bool) -> None:
+    """The terminated or truncated ``agent`` to move leaves with ``step(None)``; the first time
+    (not yet ``finished``) the end-of-game checks are made before."""
+    if not finished:
+        _check_final(env, where, opts, summary)
+    env.step(None)
+    assert agent not in env.agents, f"{where}: {agent} did not leave with step(None)"

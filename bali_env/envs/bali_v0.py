@@ -185,10 +185,11 @@ class GameRecord(dict):
 
 
 def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: list[int],
-               final_scores: list[int] | None, winners: list[int] | None, agents: list[str] | None = None,
-               options: dict[str, list[int]] | None = None) -> dict[str, Any]:
+               final_scores: list[int] | None, winners: list[int] | None,
+               agents: list[str] | None = None) -> dict[str, Any]:
     """A game record (the JSON data ``bali_env.envs.records`` saves, loads and replays) from its parts:
-    ``seed`` is the ``reset(seed=...)`` that deals the game, ``options`` its reset options."""
+    ``seed`` is the ``reset(seed=...)`` that deals the game. Its ``"options"`` (the reset options)
+    are empty: a game dealt with some sets them, lists of ints by key, as ``raw_env.game_record`` does."""
     return GameRecord({
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
@@ -196,7 +197,7 @@ def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: 
         "num_players": int(num_players),
         "variants": {"oracle": bool(oracle), "demon": bool(demon)},
         "seed": int(seed),
-        "options": {k: [int(x) for x in v] for k, v in (options or {}).items()},
+        "options": {},
         "agents": list(agents) if agents is not None else None,
         "actions": [int(a) for a in actions],
         "final_scores": final_scores,
@@ -391,8 +392,11 @@ class raw_env(AECEnv):
         loads and replays it): the seed and options that deal it again, every action so far, and
         the final scores once it is over."""
         s = self.state_dict()
-        return new_record(self.num_players, self.oracle, self.demon, self._reset_seed, self._actions, s["scores"],
-                          s["winners"], agents, self._options)
+        record = new_record(self.num_players, self.oracle, self.demon, self._reset_seed, self._actions, s["scores"],
+                            s["winners"], agents)
+        # the reset options, in their place (after the seed)
+        record["options"] = {k: [int(x) for x in v] for k, v in (self._options or {}).items()}
+        return record
 
     @staticmethod
     def action_to_str(action: int) -> str:

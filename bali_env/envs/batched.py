@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from bali_env import engine as C
+from bali_env.engine.thread_pool import start_thread_pool
 from bali_env.engine.contract import check_states, parse_options, seed_to_uint64
 from bali_env.engine.validate import check_action, check_flag, check_game_count, check_int, check_num_players, is_int
 
@@ -51,7 +52,10 @@ class BaliVectorEnv:
     ``reward`` is ``"win_loss"`` (+1 winners, -1 others) or ``"score"`` (own final score minus
     the mean of the others), as in the AEC env. ``parallel`` picks the kernel: None (default)
     steps games on all Numba threads from ``PARALLEL_MIN_ENVS`` games on; False keeps one
-    thread (better when other work, e.g. PyTorch, shares the cores).
+    thread (better when other work, e.g. PyTorch, shares the cores). ``buffers`` (an
+    ``engine.BatchBuffers``, made once) holds the arrays every step writes: ``obs``,
+    ``action_masks``, ``to_move``, ``rewards``, ``terminated``, ``final_scores``, ``winner_masks``
+    and ``final_states`` are its fields.
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class BaliVectorEnv:
         self.num_players = check_num_players(num_players)
         self.oracle = check_flag("oracle", oracle)
         self.demon = check_flag("demon", demon)
+        start_thread_pool()
         if reward not in ("win_loss", "score"):
             raise ValueError(f"reward must be 'win_loss' or 'score', got {reward!r}")
         if seed is not None:
@@ -77,16 +82,15 @@ class BaliVectorEnv:
         self.reward_mode = reward
         n = self.num_envs
         self.states = np.zeros((n, C.STATE_SIZE), dtype=C.STATE_DTYPE)
-        self.obs = np.zeros((n, C.OBS_DIM), dtype=np.float32)
-        self.action_masks = np.zeros((n, C.N_ACTIONS), dtype=np.int8)
-        self.to_move = np.zeros(n, dtype=np.int64)
-        self.rewards = np.zeros((n, self.num_players), dtype=np.float64)
-        self.terminated = np.zeros(n, dtype=np.bool_)
+        self.buffers = C.BatchBuffers.allocate(n, self.num_players)  #: the arrays the kernels write, named below
+        # final_states: each game's last state once it ended
+        (self.obs, self.action_masks, self.to_move, self.rewards, self.terminated, self.final_scores,
+         self.winner_masks, self.final_states) = self.buffers
         self.truncated = np.zeros(n, dtype=np.bool_)
-        self.final_scores = np.zeros((n, self.num_players), dtype=np.int64)
-        self.winner_masks = np.zeros(n, dtype=np.int64)
-        self.final_states = np.zeros((n, C.STATE_SIZE), dtype=C.STATE_DTYPE)  #: each game's last state once it ended
-        self._options = (np.zeros(0, np.int64),) * 3
+        self._deal = C.DealSettings.of(self.num_players, self.oracle, self.demon)  # with reset's options from reset on
+        self._score_mode = reward == "score"
+        self._step_kernel: Any = None  # the step kernel compiled for this env's argument types (``_compiled_step``)
+        self._compiled_for: tuple[Any, ...] = ()  # the arrays it was compiled for
         self._seed = seed
         self._streams = _streams(seed, n)
         self._has_reset = False
@@ -107,15 +111,13 @@ class BaliVectorEnv:
         options_arrays = parse_options(options, self.num_players, self.oracle)
         if seed is not None:
             self._streams = _streams(seed, self.num_envs)
-        self._options = options_arrays
-        deck, starters, altar = self._options
+        self._deal = C.DealSettings.of(self.num_players, self.oracle, self.demon, options_arrays)
+        self._compiled_for = ()  # new arguments: compiled (looked up) again at the next step
         if self.parallel:
-            C.batch_reset(self.states, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
-                          altar, self.obs, self.action_masks, self.to_move)
+            C.batch_reset(self.states, self._streams, self._deal, self.buffers)
         else:  # the one-game kernel, already needed by reset_game: no parallel kernel to compile
             for i in range(self.num_envs):
-                C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck,
-                                  starters, altar, self.obs, self.action_masks, self.to_move)
+                C.batch_reset_one(self.states, i, self._streams, self._deal, self.buffers)
         self.rewards[:] = 0.0
         self.terminated[:] = False
         self._has_reset = True
@@ -135,9 +137,7 @@ class BaliVectorEnv:
             raise IndexError(f"game index must be an int in [0, {self.num_envs}), got {i!r}")
         i = int(i)
         self._streams[i] = seed_to_uint64(seed)
-        deck, starters, altar = self._options
-        C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
-                           altar, self.obs, self.action_masks, self.to_move)
+        C.batch_reset_one(self.states, i, self._streams, self._deal, self.buffers)
         self.rewards[i] = 0.0
         self.terminated[i] = False
 
@@ -148,9 +148,7 @@ class BaliVectorEnv:
         i = check_int("i", i, 0, self.num_envs - 1)
         if not self._has_reset:
             raise RuntimeError("call reset() before restart_game()")
-        deck, starters, altar = self._options
-        C.batch_reset_one(self.states, i, self._streams, self.num_players, self.oracle, self.demon, deck, starters,
-                          altar, self.obs, self.action_masks, self.to_move)
+        C.batch_reset_one(self.states, i, self._streams, self._deal, self.buffers)
         self.rewards[i] = 0.0
         self.terminated[i] = False
 
@@ -166,11 +164,10 @@ class BaliVectorEnv:
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         acts = self._check_actions(actions)
-        kernel = C.batch_step_parallel if self.parallel else C.batch_step_serial
-        deck, starters, altar = self._options
-        bad = kernel(self.states, acts, self._streams, self.num_players, self.oracle, self.demon, deck, starters, altar,
-                     self.reward_mode == "score", self.obs, self.action_masks, self.to_move, self.rewards,
-                     self.terminated, self.final_scores, self.winner_masks, self.final_states)
+        fresh = len(self._compiled_for) == 2 and self._compiled_for[0] is self.states and \
+            self._compiled_for[1] is self._streams
+        step = self._step_kernel if fresh else self._compiled_step()
+        bad = step(self.states, acts, self._streams, self._deal, self._score_mode, self.buffers)  # ``_step_args``
         if bad >= 0:
             legal = np.flatnonzero(self.action_masks[bad]).tolist()
             raise ValueError(
@@ -191,7 +188,26 @@ class BaliVectorEnv:
         if arr.size and (arr.min() < -1 or arr.max() >= C.N_ACTIONS):
             i = int(np.flatnonzero((arr < -1) | (arr >= C.N_ACTIONS))[0])
             check_action(int(arr[i]))  # raises the AEC env's out-of-range error
-        return arr.astype(np.int64, copy=False)
+        return np.ascontiguousarray(arr, dtype=np.int64)  # the type the compiled step takes (``_compiled_step``)
+
+    def _step_args(self, actions: np.ndarray) -> tuple[Any, ...]:
+        """The step kernel's arguments: ``batch_step_serial(states, actions, streams, deal, score_mode, out)``."""
+        return self.states, actions, self._streams, self._deal, self._score_mode, self.buffers
+
+    def _compiled_step(self) -> Any:
+        """The step kernel compiled (or loaded from the cache) for this env's argument types, kept until the next
+        ``reset``. Called directly it skips Numba's typing of every argument at every call, which for the two
+        records is done in Python (a few microseconds: as long as the rest of a one-game step); safe because
+        every argument is the env's own, of fixed types, but the actions, which ``_check_actions`` makes
+        C-contiguous int64. With Numba's JIT off (``NUMBA_DISABLE_JIT=1``) the kernel is a Python function."""
+        kernel = C.batch_step_parallel if self.parallel else C.batch_step_serial
+        compile_for = getattr(kernel, "compile", None)
+        self._compiled_for = (self.states, self._streams)  # arrays replaced since (``env.states = ...``): again
+        if compile_for is None or not all(_plain(a) for a in self._compiled_for):
+            self._step_kernel = kernel  # Numba's dispatcher: it types every argument, whatever they are
+        else:
+            self._step_kernel = compile_for(_signature(self._step_args(np.zeros(self.num_envs, dtype=np.int64))))
+        return self._step_kernel
 
     def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """Every game's observation and mask from one seat's point of view (fresh arrays);
@@ -223,36 +239,39 @@ class BaliVectorEnv:
         return state_dict(self.states[i])
 
 
+def _plain(a: np.ndarray) -> bool:
+    """Whether an array has the type the env made it with: C-contiguous, aligned, writeable."""
+    return isinstance(a, np.ndarray) and a.flags.c_contiguous and a.flags.aligned and a.flags.writeable
+
+
+def _signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Numba's types of a kernel's arguments (the signature it is compiled for)."""
+    from numba import typeof
+
+    return tuple(typeof(a) for a in args)
+
+
 def _kernel_calls(num_players: int, oracle: bool, demon: bool) -> list[tuple[Any, tuple[Any, ...]]]:
     """The kernels of a one-thread ``BaliVectorEnv`` with arguments of the types it passes."""
     env = BaliVectorEnv(1, num_players=num_players, oracle=oracle, demon=demon, seed=0, parallel=False)
-    deck, starters, altar = env._options
-    reset = (env.states, 0, env._streams, env.num_players, env.oracle, env.demon, deck, starters, altar, env.obs,
-             env.action_masks, env.to_move)
-    step = (env.states, np.zeros(1, np.int64), env._streams, env.num_players, env.oracle, env.demon, deck, starters,
-            altar, False, env.obs, env.action_masks, env.to_move, env.rewards, env.terminated, env.final_scores,
-            env.winner_masks, env.final_states)
-    return [(C.batch_reset_one, reset), (C.batch_step_serial, step)]
+    reset = (env.states, 0, env._streams, env._deal, env.buffers)
+    return [(C.batch_reset_one, reset), (C.batch_step_serial, env._step_args(np.zeros(1, np.int64)))]
 
 
 def compile_kernels(num_players: int = 2, oracle: bool = False, demon: bool = False) -> None:
     """Compile (or load from Numba's disk cache) the kernels of a one-thread ``BaliVectorEnv``
     (deal one game, step) for the argument types it passes, without playing: tournament workers
     share out a first run's compilation with it."""
-    from numba import typeof
-
     for kernel, args in _kernel_calls(num_players, oracle, demon):
-        kernel.compile(tuple(typeof(a) for a in args))
+        kernel.compile(_signature(args))
 
 
 def kernels_cached(num_players: int = 2, oracle: bool = False, demon: bool = False) -> bool:
     """Whether this process or Numba's disk cache already holds what ``compile_kernels`` would
     compile: a look at the cache index (milliseconds, nothing loaded); False when unsure."""
-    from numba import typeof
-
     try:
         for kernel, args in _kernel_calls(num_players, oracle, demon):
-            sig = tuple(typeof(a) for a in args)
+            sig = _signature(args)
             if sig in kernel.overloads:
                 continue
             cache = kernel._cache  # Numba internals: any change makes this answer False (then workers compile)
@@ -293,6 +312,7 @@ def rollout(
     else:
         n = check_game_count("num_games", num_games, BYTES_PER_GAME, low=0)
     policy = _streams(seed, n)
+    start_thread_pool()
     scores = np.zeros((n, C.MAX_PLAYERS), dtype=np.int64)
     winners = np.zeros(n, dtype=np.int64)
     steps = np.zeros(n, dtype=np.int64)

@@ -156,18 +156,7 @@ def _header(view: ObservationView, viewpoint: str, caption: str | None) -> str:
 
 def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str, Any] | None,
             notes: Sequence[str]) -> str:
-    status, details = pending_decision(view, seat, name)
-    me = 0 if seat is None else seat
-    if final is not None:
-        winners = [name(relative_seat(me, q, view.num_players)) for q in final["winners"]]
-        best = max(final["final_scores"])
-        status = (f"Game over \N{EM DASH} winner: {winners[0]} with {best} points" if len(winners) == 1 else
-                  f"Game over \N{EM DASH} shared win: {' and '.join(winners)} with {best} points")
-        details = [_DECIDED[final["decided_by"]]] if _DECIDED[final["decided_by"]] else []
-    elif view.decision == "game_over":
-        status = "Game over"
-    else:
-        status = "\N{BLACK RIGHT-POINTING TRIANGLE} " + status
+    status, details = _status_words(view, seat, name, final)
     room = WIDTH - 16 - 14 - 30
     text, size = _fit(status, room, 20, True)
     lines = [_t(30, 82, text, size, "bold")]
@@ -178,6 +167,23 @@ def _status(view: ObservationView, seat: int | None, name: Any, final: dict[str,
             row = _fit(row + " " + " ".join(r for r, _ in rows[3:]), room, 15, smallest=15)[0]
         lines.append(_t(30, 104 + 19.5 * k, row, 15, fill=fill))
     return '<g id="bali-status">' + _panel(16, 60, WIDTH - 32, 88) + "".join(lines) + "</g>"
+
+
+def _status_words(view: ObservationView, seat: int | None, name: Any,
+                  final: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """The status panel's headline and its detail lines: the pending decision, or at the end
+    the winner(s) and what decided."""
+    status, details = pending_decision(view, seat, name)
+    if final is not None:
+        me = 0 if seat is None else seat
+        winners = [name(relative_seat(me, q, view.num_players)) for q in final["winners"]]
+        best = max(final["final_scores"])
+        status = (f"Game over \N{EM DASH} winner: {winners[0]} with {best} points" if len(winners) == 1 else
+                  f"Game over \N{EM DASH} shared win: {' and '.join(winners)} with {best} points")
+        return status, [_DECIDED[final["decided_by"]]] if _DECIDED[final["decided_by"]] else []
+    if view.decision == "game_over":
+        return "Game over", details
+    return "\N{BLACK RIGHT-POINTING TRIANGLE} " + status, details
 
 
 def _market(view: ObservationView) -> str:
@@ -207,39 +213,58 @@ def _market(view: ObservationView) -> str:
 
 def _supply_deck_altar(view: ObservationView) -> str:
     y0 = 494
-    parts = [_panel(16, y0, 600, 218)]
-    # supply: one pile per category
-    parts.append(_t(30, y0 + 26, "Supply", 18, "bold"))
+    parts = [_panel(16, y0, 600, 218), *_supply(view, y0), *_deck(view, y0)]
+    x0 = 340
+    parts.append(_t(x0, y0 + 26, "Altar", 18, "bold"))
+    parts.append(_t(x0 + 56, y0 + 26, f"{view.altar_size} card{'s' if view.altar_size != 1 else ''}", 16, fill=MUTED))
+    if view.decision == "game_over":  # turned over and counted at the final scoring: every card's category
+        parts += _altar_counted(view, x0, y0)
+    else:
+        parts += _altar_top(view, x0, y0) + _altar_as_known(view, x0, y0)
+    return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
+
+
+def _supply(view: ObservationView, y0: float) -> list[str]:
+    """The supply: one pile of offering tiles per category, with its size."""
+    parts = [_t(30, y0 + 26, "Supply", 18, "bold")]
     for c in range(N_CATEGORIES):
         x, y = 30 + (c % 2) * 92, y0 + 42 + (c // 2) * 60
         parts.append(_use(f"t{c}", x, y, 44, 44))
         parts.append(_t(x + 50, y + 32, str(int(view.supply[c])), 24, "bold"))
-    # the deck
-    parts.append(_t(222, y0 + 26, "Deck", 18, "bold"))
-    parts.append(_use("back", 222, y0 + 40, 66, 92))
-    parts.append(_t(255, y0 + 96, str(view.deck_size), 26, "bold", "#ffffff", "middle"))
+    return parts
+
+
+def _deck(view: ObservationView, y0: float) -> list[str]:
+    """The deck: its size on a card back, and with the Oracle the oracles left in it."""
+    parts = [_t(222, y0 + 26, "Deck", 18, "bold"), _use("back", 222, y0 + 40, 66, 92),
+             _t(255, y0 + 96, str(view.deck_size), 26, "bold", "#ffffff", "middle")]
     if view.oracle:
         oracles = int(view.deck_cards[ORACLE])
         parts.append(_use("c7", 222, y0 + 146, 64, 32))
         parts.append(_t(292, y0 + 168, f"\N{MULTIPLICATION SIGN}{oracles}", 17, "bold"))
         parts.append(_t(222, y0 + 200, "oracles in the deck", 12, fill=MUTED))
-    # the altar
-    x0 = 340
-    parts.append(_t(x0, y0 + 26, "Altar", 18, "bold"))
-    parts.append(_t(x0 + 56, y0 + 26, f"{view.altar_size} card{'s' if view.altar_size != 1 else ''}", 16, fill=MUTED))
-    if view.decision == "game_over":  # turned over and counted at the final scoring: every card's category
-        parts.append(_t(x0, y0 + 50, "all of it, counted at the final scoring", 13, fill=MUTED))
-        for c in range(N_CATEGORIES):
-            x = x0 + c * 66
-            parts.append(_use(f"t{c}", x, y0 + 58, 34, 34))
-            parts.append(_t(x + 38, y0 + 84, str(int(view.altar_known[c])), 20, "bold"))
-        if view.altar_unknown:  # a view that was not given the final scoring (never drawn by the frames)
-            parts.append(_use("hidden", x0, y0 + 106, 28, 28))
-            parts.append(_t(x0 + 32, y0 + 127, f"{view.altar_unknown} unknown", 15, "bold"))
-        return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
+    return parts
+
+
+def _altar_counted(view: ObservationView, x0: float, y0: float) -> list[str]:
+    """The altar at the end, turned over and counted at the final scoring: every card's category."""
+    parts = [_t(x0, y0 + 50, "all of it, counted at the final scoring", 13, fill=MUTED)]
+    for c in range(N_CATEGORIES):
+        x = x0 + c * 66
+        parts.append(_use(f"t{c}", x, y0 + 58, 34, 34))
+        parts.append(_t(x + 38, y0 + 84, str(int(view.altar_known[c])), 20, "bold"))
+    if view.altar_unknown:  # a view that was not given the final scoring (never drawn by the frames)
+        parts.append(_use("hidden", x0, y0 + 106, 28, 28))
+        parts.append(_t(x0 + 32, y0 + 127, f"{view.altar_unknown} unknown", 15, "bold"))
+    return parts
+
+
+def _altar_top(view: ObservationView, x0: float, y0: float) -> list[str]:
+    """The altar's top four cards, top first, where known; during an oracle decision the
+    cards the oracle peeked at are outlined."""
     peek = view.decision == "oracle" and view.oracle_window > 0
-    parts.append(_t(x0, y0 + 50, "top 4, top first" + (f" \N{EM DASH} peeked: {view.oracle_window}" if peek else ""),
-                    13, fill=MUTED))
+    parts = [_t(x0, y0 + 50, "top 4, top first" + (f" \N{EM DASH} peeked: {view.oracle_window}" if peek else ""),
+                13, fill=MUTED)]
     for d in range(min(4, view.altar_size)):
         x = x0 + d * 52
         c = int(view.altar_top[d])
@@ -249,7 +274,13 @@ def _supply_deck_altar(view: ObservationView) -> str:
                          f'stroke="{INK}" stroke-width="3" stroke-dasharray="5 3"/>')
     if view.altar_size == 0:
         parts.append(_t(x0, y0 + 86, "empty", 15, fill=MUTED))
-    parts.append(_t(x0, y0 + 128, "all of it, as known", 13, fill=MUTED))
+    return parts
+
+
+def _altar_as_known(view: ObservationView, x0: float, y0: float) -> list[str]:
+    """The whole altar as the view knows it: the known cards by category, the unknown ones, and
+    the oracle peeks owed."""
+    parts = [_t(x0, y0 + 128, "all of it, as known", 13, fill=MUTED)]
     for c in range(N_CATEGORIES):
         x = x0 + c * 54
         parts.append(_use(f"t{c}", x, y0 + 136, 28, 28))
@@ -258,7 +289,7 @@ def _supply_deck_altar(view: ObservationView) -> str:
     parts.append(_t(x0 + 247, y0 + 157, str(view.altar_unknown), 16, "bold"))
     if view.oracle and view.peeks_owed:
         parts.append(_t(x0, y0 + 196, f"oracle peeks owed: {view.peeks_owed}", 14, "bold"))
-    return '<g id="bali-supply-deck-altar">' + "".join(parts) + "</g>"
+    return parts
 
 
 def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str], final: dict[str, Any] | None,
@@ -277,16 +308,9 @@ def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str]
     k = 1.0 if h < 160 else 1.25  # card size: taller panels (2 or 3 players) draw larger cards
     cw, ch = 44 * k, 34 * k
     ty, hy = y0 + 42 + 0.3 * (h - 133), y0 + h - 42
-    parts.append(_t(x0 + 18, ty + ch / 2 + 5, "tableau", 13, fill=MUTED))
-    kinds = [kind for kind in range(N_CARD_TYPES) if view.tableaus[r][kind]]
-    for i, kind in enumerate(kinds):
-        x = x0 + 78 + i * (cw + 20)
-        parts.append(_use(f"m{kind}", x, ty, cw, ch) + _count(x + cw, ty + 3, int(view.tableaus[r][kind])))
-    parts.append(_t(x0 + 18, hy + 22, "hand", 13, fill=MUTED))
-    cards = [kind for kind in range(N_CARD_TYPES) for _ in range(int(view.hands[r][kind]))]
-    parts += [_use(f"m{kind}", x0 + 58 + i * 50, hy, 44, 34) for i, kind in enumerate(cards[:3])]
-    if len(cards) > 3:
-        parts.append(_t(x0 + 58 + 3 * 50, hy + 23, f"+{len(cards) - 3}", 15, "bold"))
+    tableau, kinds = _tableau(view, r, x0, ty, cw, ch)
+    hand, cards = _hand(view, r, x0, hy)
+    parts += tableau + hand
     for x, y, row in ((x0 + 78, ty + ch / 2 - 17, kinds), (x0 + 58, hy, cards)):
         if not row:
             parts.append(_t(x, y + 23, "none", 14, fill=MUTED))
@@ -294,33 +318,40 @@ def _seat(view: ObservationView, q: int, seat: int | None, labels: Sequence[str]
     return f'<g id="bali-seat-{q}">' + "".join(parts) + "</g>"
 
 
+def _tableau(view: ObservationView, r: int, x0: float, ty: float, cw: float, ch: float) -> tuple[list[str], list[int]]:
+    """The relative seat ``r``'s tableau row at height ``ty`` (cards ``cw`` x ``ch``, a count on
+    each kind), and the kinds it holds."""
+    parts = [_t(x0 + 18, ty + ch / 2 + 5, "tableau", 13, fill=MUTED)]
+    kinds = [kind for kind in range(N_CARD_TYPES) if view.tableaus[r][kind]]
+    for i, kind in enumerate(kinds):
+        x = x0 + 78 + i * (cw + 20)
+        parts.append(_use(f"m{kind}", x, ty, cw, ch) + _count(x + cw, ty + 3, int(view.tableaus[r][kind])))
+    return parts, kinds
+
+
+def _hand(view: ObservationView, r: int, x0: float, hy: float) -> tuple[list[str], list[int]]:
+    """The relative seat ``r``'s hand row at height ``hy`` (the first three cards, ``+N`` for
+    the rest), and its cards."""
+    parts = [_t(x0 + 18, hy + 22, "hand", 13, fill=MUTED)]
+    cards = [kind for kind in range(N_CARD_TYPES) for _ in range(int(view.hands[r][kind]))]
+    parts += [_use(f"m{kind}", x0 + 58 + i * 50, hy, 44, 34) for i, kind in enumerate(cards[:3])]
+    if len(cards) > 3:
+        parts.append(_t(x0 + 58 + 3 * 50, hy + 23, f"+{len(cards) - 3}", 15, "bold"))
+    return parts, cards
+
+
 def _seat_title(view: ObservationView, q: int, r: int, seat: int | None, labels: Sequence[str],
                 final: dict[str, Any] | None, x0: float, y0: float, w: float) -> str:
     """A seat panel's first row: name, badges (you, to decide, active, winner), stones, VP, and
     at the end the score."""
-    over = view.decision == "game_over"
-    parts = []
-    right = x0 + w - 14
-    if final is not None:
-        score = f"{final['final_scores'][q]} pts"
-        parts.append(_t(right, y0 + 30, score, 22, "bold", anchor="end"))
-        right -= text_width(score, 22, True) + 8
-        if q in final["winners"]:
-            parts.append(_use("crown", right - 30, y0 + 6, 30, 30))
-            right -= 34
-        right -= 18
+    parts, right = _seat_score(q, final, x0 + w - 14, y0)
     for symbol, value in (("vp", int(view.vp_tokens[r])), ("stone", int(view.stones[r]))):
         parts.append(_t(right, y0 + 30, str(value), 22, "bold", anchor="end"))
         right -= max(text_width(str(value), 22, True), 26) + 6
         parts.append(_use(symbol, right - 28, y0 + 8, 28, 28))
         right -= 50
-    pills = [("you", "#0072B2", "#ffffff")] if seat is not None and q == seat else []
-    if not over and r == view.to_move:
-        pills.append(("to decide", HEADER, "#ffffff"))
-    if not over and r == view.active:
-        pills.append(("active", "#e2d6b8", INK))
-    if final is not None and q in final["winners"]:
-        pills.append(("winner", "#f2c200", INK))
+    pills = _seat_pills(view, q, r, seat, final)
+
     def room() -> float:
         return right + 28 - (x0 + 18) - sum(_badge_width(text) + 6 for text, _, _ in pills) - 10
 
@@ -333,6 +364,34 @@ def _seat_title(view: ObservationView, q: int, r: int, seat: int | None, labels:
         left.append(_badge(bx, y0 + 27, text, fill, ink))
         bx += _badge_width(text) + 6
     return "".join(left + parts)
+
+
+def _seat_score(q: int, final: dict[str, Any] | None, right: float, y0: float) -> tuple[list[str], float]:
+    """At the end, seat ``q``'s score right-aligned at ``right`` (and a crown for a winner);
+    returns the markup and where the row's next item ends."""
+    if final is None:
+        return [], right
+    score = f"{final['final_scores'][q]} pts"
+    parts = [_t(right, y0 + 30, score, 22, "bold", anchor="end")]
+    right -= text_width(score, 22, True) + 8
+    if q in final["winners"]:
+        parts.append(_use("crown", right - 30, y0 + 6, 30, 30))
+        right -= 34
+    return parts, right - 18
+
+
+def _seat_pills(view: ObservationView, q: int, r: int, seat: int | None,
+                final: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """The badges by a seat's name (text, fill, ink): you, to decide, active, winner."""
+    over = view.decision == "game_over"
+    pills = [("you", "#0072B2", "#ffffff")] if seat is not None and q == seat else []
+    if not over and r == view.to_move:
+        pills.append(("to decide", HEADER, "#ffffff"))
+    if not over and r == view.active:
+        pills.append(("active", "#e2d6b8", INK))
+    if final is not None and q in final["winners"]:
+        pills.append(("winner", "#f2c200", INK))
+    return pills
 
 
 def _offerings(view: ObservationView, q: int, r: int, final: dict[str, Any] | None, right: float, y: float) -> str:

@@ -83,32 +83,41 @@ def render_view(view: ObservationView, seat: int | None, labels: list[str], fina
     lines += _market(view)
     lines.append("Supply: " + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.supply[c])}" for c in range(4))
                  + f" | deck: {view.deck_size} | altar: {view.altar_size}")
-    if view.altar_size and view.decision == "game_over" and not view.altar_unknown:
-        lines.append("Altar, counted at the final scoring: "
-                     + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4)))
-    elif view.altar_size:
-        known = [f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c]]
-        top = ", ".join(CATEGORY_NAMES[int(c)] if c >= 0 else "?"
-                        for d, c in enumerate(view.altar_top) if d < view.altar_size)
-        lines.append(f"Altar: {', '.join([*known, f'{view.altar_unknown} unknown'])} | top: {top}")
+    lines += _altar(view)
     if seat is None or view.to_move != 0:  # the mover's own menu says the rest
         lines += details
-    over = view.decision == "game_over"
     for q in range(n):
-        r = relative_seat(me, q, n)
-        mark = ">" if not over and r == view.to_move else " "
-        act = " [active]" if not over and r == view.active else ""
-        line = f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}"
-        if final is not None:
-            line += f" | score {final['final_scores'][q]}" + (" WINNER" if q in final["winners"] else "")
-        else:
-            line += f", hand: {_cards(view.hands[r])}"
-        lines.append(line)
-        if final is not None:
-            lines.append(f"     hand: {_cards(view.hands[r])}")
-        lines.append(f"     offerings {_offerings(view, r)}")
-        lines.append(f"     tableau: {_cards(view.tableaus[r])}")
+        lines += _seat(view, q, relative_seat(me, q, n), labels, final)
     return fit("\n".join(lines))
+
+
+def _altar(view: ObservationView) -> list[str]:
+    """The altar's line (none while it is empty): counted by category at the final scoring, else
+    the known cards by category, the unknown ones and the top cards as known."""
+    if view.altar_size and view.decision == "game_over" and not view.altar_unknown:
+        return ["Altar, counted at the final scoring: "
+                + ", ".join(f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4))]
+    if not view.altar_size:
+        return []
+    known = [f"{CATEGORY_NAMES[c]} {int(view.altar_known[c])}" for c in range(4) if view.altar_known[c]]
+    top = ", ".join(CATEGORY_NAMES[int(c)] if c >= 0 else "?"
+                    for d, c in enumerate(view.altar_top) if d < view.altar_size)
+    return [f"Altar: {', '.join([*known, f'{view.altar_unknown} unknown'])} | top: {top}"]
+
+
+def _seat(view: ObservationView, q: int, r: int, labels: list[str], final: dict | None) -> list[str]:
+    """The lines of absolute seat ``q`` (relative seat ``r`` in the view): who decides and who is
+    active, stones, VP, hand (the score at the end), offerings and tableau."""
+    over = view.decision == "game_over"
+    mark = ">" if not over and r == view.to_move else " "
+    act = " [active]" if not over and r == view.active else ""
+    line = f" {mark}{labels[q]}{act}: stones {int(view.stones[r])}, VP {int(view.vp_tokens[r])}"
+    if final is not None:
+        line += f" | score {final['final_scores'][q]}" + (" WINNER" if q in final["winners"] else "")
+        lines = [line, f"     hand: {_cards(view.hands[r])}"]
+    else:
+        lines = [line + f", hand: {_cards(view.hands[r])}"]
+    return [*lines, f"     offerings {_offerings(view, r)}", f"     tableau: {_cards(view.tableaus[r])}"]
 
 
 def pending_decision(view: ObservationView, seat: int | None, name: Callable[[int], str]) -> tuple[str, list[str]]:

@@ -61,14 +61,14 @@ def bench_protocol(seconds: float = 2.0) -> dict[str, Any]:
     protocol's cost per decision, and the echo round trip."""
     from bali_env.bots.base import Agent
     from bali_env.bots.protocol import CommandAgent
-    from bali_env.bots.protocol.command_agent import _checked
+    from bali_env.bots.protocol.command_agent import check_bot_input
     from bali_env.bots.protocol.process import BotProcess
 
     class FirstLegal(Agent):
         """The trivial bot's rule in-process, its input checked as the ``cmd:`` agent checks it."""
 
         def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-            _, masks = _checked(observation, action_mask)
+            _, masks = check_bot_input(observation, action_mask)
             return int(np.flatnonzero(masks[0])[0])
 
     positions = _positions()

@@ -25,8 +25,9 @@ GOAL_MS = 20.0  #: the goal for one ppo+search decision
 AGENTS = ("mcts", "ppo+search")
 
 
-def _positions(count: int = 64, players: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks with at least two legal actions, from random ``players``-player games."""
+def choice_positions(count: int = 64, players: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` positions that need a choice (observations and masks with at least two legal
+    actions), from random ``players``-player games: what the search agents are timed on."""
     from bali_env.envs.bali_v0 import raw_env
 
     env = raw_env(num_players=players)
@@ -69,7 +70,7 @@ def bench_search(one_by_one: int = 20, players: int = 2) -> dict[str, Any]:
     ``players``-player games; and one at a time beside a competing process (``competing_process``)."""
     from bali_env.bots import make_agent
 
-    obs, masks = _positions(players=players)
+    obs, masks = choice_positions(players=players)
     out: dict[str, Any] = {}
     for spec in AGENTS:
         agent = make_agent(spec, seed=0)  # the policy for the player count: read from the observation

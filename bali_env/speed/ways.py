@@ -13,12 +13,13 @@ the opponents' decisions up to the next one (about two decisions in 2 players).
 from __future__ import annotations
 
 import argparse
-import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from bali_env.speed.loops import aec_steps_per_second
 
 PLAYERS = 2  #: the games measured
 VECTOR_ENVS = 256  #: games per batch for the vector envs
@@ -39,40 +40,6 @@ def _choose(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     """A uniform random legal action per row of ``masks`` (row-wise, vectorised)."""
     scores = rng.random(masks.shape) * (masks > 0)
     return np.argmax(scores, axis=1)
-
-
-def aec_steps_per_second(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, float]:
-    """Decisions per second of a PettingZoo AEC env played by uniform random masked actions.
-
-    The loop is the usual ``agent_iter``/``last``/``step`` one; the observation is produced
-    (``last()``) at every step; dead steps at the end of a game are not counted as decisions."""
-    env = make_env()
-    rnd = random.Random(seed)
-
-    def play(budget: float) -> tuple[int, int, float]:
-        steps = games = 0
-        env.reset(seed=seed)
-        t0 = time.perf_counter()
-        while True:
-            for _agent in env.agent_iter():
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    action = None
-                else:
-                    legal = np.flatnonzero(obs["action_mask"])
-                    action = int(legal[int(rnd.random() * len(legal))])
-                    steps += 1
-                env.step(action)
-            games += 1
-            elapsed = time.perf_counter() - t0
-            if elapsed >= budget:
-                return steps, games, elapsed
-            env.reset()
-
-    play(min(0.5, seconds))  # warm-up: JIT, caches
-    steps, games, elapsed = play(seconds)
-    return {"steps_per_s": steps / elapsed, "games_per_s": games / elapsed, "steps": steps, "games": games,
-            "seconds": elapsed}
 
 
 def aec(seconds: float) -> float:

@@ -1,14 +1,15 @@
 """What a training run says in words, for both loops (``bali train`` and ``--framework rllib``):
-the plan it announces before training (``plan_line``: how long it trains, when it evaluates, what
-the final evaluation adds), the line an evaluation prints (``eval_line``), and the lines it ends
-with (``end_lines``: what it wrote, its key figures, how to play the policy). Formatting only:
-nothing here reads or writes a file."""
+the plan it announces before training (``plan_line`` of a ``Budget`` and a ``FinalEval``: how long
+it trains, when it evaluates, what the final evaluation adds), the line an evaluation prints
+(``eval_line``), and the lines it ends with (``end_lines``: what it wrote, its key figures, how to
+play the policy). Formatting only: nothing here reads or writes a file."""
 
 from __future__ import annotations
 
 import math
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,38 +39,64 @@ def final_eval_text(games: int, opponents: Sequence[str], seconds: float | None)
     return f"the final evaluation ({games:,} games {against}{about})"
 
 
-def plan_line(*, minutes: float, steps: float, train_seconds: float | None, final_games: int,
-              opponents: Sequence[str], final_seconds: float | None, eval_seconds: float = 0.0,
-              eval_steps: float = math.inf, train_until: float | None = None) -> str:
-    """The run's plan, announced before it trains: the budget (``--minutes``, the final evaluation
-    included, so ``train_seconds`` of training from now; or ``--steps``), the evaluations on the
-    way (every ``eval_seconds`` and every ``eval_steps``) and the final one (``final_seconds``,
-    estimated from the evaluations so far; None when not yet timed). ``train_until``: the seconds
-    after the run's start at which training stops, the total of the training bar (which counts
-    from the run's start): said first, so the plan and the bar show the same number."""
-    if minutes > 0:
-        parts = [f"{duration(minutes * 60)} in all (--minutes {minutes:g})"]
-        if not final_games:
-            parts.append("all of it training")
-        elif train_until is None:
-            parts.append(f"training for about {duration(train_seconds or 0)}")
-        else:
-            parts.append(f"training until {duration(train_until)} into the run (about {duration(train_seconds or 0)} "
-                         "from now)")
+@dataclass(frozen=True)
+class Budget:
+    """How long a run trains: ``minutes`` in all, the final evaluation included (``--minutes``; 0:
+    no time limit), else ``steps`` env steps (``--steps``); ``train_seconds``: the training left
+    from now (None when unknown); ``train_until``: the seconds after the run's start at which
+    training stops, the total of the training bar (which counts from the run's start; None: not
+    said)."""
+
+    minutes: float
+    steps: float
+    train_seconds: float | None
+    train_until: float | None = None
+
+
+@dataclass(frozen=True)
+class FinalEval:
+    """The final evaluation: ``games`` against each of ``opponents``, taking up to about
+    ``seconds`` (estimated from the evaluations so far; None when not yet timed)."""
+
+    games: int
+    opponents: Sequence[str]
+    seconds: float | None
+
+
+def plan_line(budget: Budget, final: FinalEval, *, eval_seconds: float = 0.0, eval_steps: float = math.inf) -> str:
+    """The run's plan, announced before it trains: the ``budget`` (``--minutes``, the final
+    evaluation included, so ``train_seconds`` of training from now, said with ``train_until`` when
+    given, so the plan and the bar show the same number; or ``--steps``), the evaluations on the
+    way (every ``eval_seconds`` and every ``eval_steps``) and the ``final`` one."""
+    text = "; ".join([*_budget_parts(budget, final.games), _evaluations_part(eval_seconds, eval_steps)])
+    if not final.games:
+        return text + "; no final evaluation (--final-eval-games 0)"
+    text += f"; then {final_eval_text(final.games, final.opponents, final.seconds)}"
+    if budget.minutes > 0 and (final.seconds is None or final.seconds <= budget.minutes * 15):
+        text += ", within the budget"
+    return text + " (--final-eval-games 0 skips it)"
+
+
+def _budget_parts(budget: Budget, final_games: int) -> list[str]:
+    """The plan's words for the budget (``final_games`` 0: all of a timed budget trains)."""
+    if budget.minutes <= 0:
+        return [f"training for {budget.steps:,.0f} env steps (--steps; no time limit)"]
+    parts = [f"{duration(budget.minutes * 60)} in all (--minutes {budget.minutes:g})"]
+    if not final_games:
+        parts.append("all of it training")
+    elif budget.train_until is None:
+        parts.append(f"training for about {duration(budget.train_seconds or 0)}")
     else:
-        parts = [f"training for {steps:,.0f} env steps (--steps; no time limit)"]
+        parts.append(f"training until {duration(budget.train_until)} into the run (about "
+                     f"{duration(budget.train_seconds or 0)} from now)")
+    return parts
+
+
+def _evaluations_part(eval_seconds: float, eval_steps: float) -> str:
+    """The plan's words for the evaluations on the way."""
     every = [f"every {duration(eval_seconds)}"] if eval_seconds > 0 else []
     every += [f"every {eval_steps:,.0f} env steps"] if eval_steps < math.inf else []
-    parts.append(f"evaluating {' and '.join(every)} of it" if every else "no evaluation on the way (--eval-every 0)")
-    text = "; ".join(parts)
-    if final_games:
-        text += f"; then {final_eval_text(final_games, opponents, final_seconds)}"
-        if minutes > 0 and (final_seconds is None or final_seconds <= minutes * 15):
-            text += ", within the budget"
-        text += " (--final-eval-games 0 skips it)"
-    else:
-        text += "; no final evaluation (--final-eval-games 0)"
-    return text
+    return f"evaluating {' and '.join(every)} of it" if every else "no evaluation on the way (--eval-every 0)"
 
 
 def short_of_budget(minutes: float, final_seconds: float, share: float = 0.25) -> str | None:
@@ -153,5 +180,5 @@ def end_lines(summary: dict[str, Any], out: Path, *, players: int, files: Sequen
     return lines
 
 
-__all__ = ["RECENT", "bar_postfix", "duration", "end_lines", "eval_line", "final_eval_text", "latest_win_rates",
-           "listing", "plan_line", "play_command", "short_of_budget", "spent"]
+__all__ = ["RECENT", "Budget", "FinalEval", "bar_postfix", "duration", "end_lines", "eval_line", "final_eval_text",
+           "latest_win_rates", "listing", "plan_line", "play_command", "short_of_budget", "spent"]

@@ -176,6 +176,13 @@ def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     must be writable and, for a new run, follows the rule of every output folder
     (``bali_env.files.check_out_folder``: a run there is replaced only with ``--overwrite``)."""
     check_positive(p, args, ("steps", "snapshot_every", "eval_games", "eval_workers", "lr", "batch_size", "epochs"))
+    _check_budget(p, args)
+    _check_learning(p, args)
+    _check_out(p, args)
+
+
+def _check_budget(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--eval-every``, ``--final-eval-games`` and ``--minutes`` in their ranges."""
     if args.eval_every is not None and not 0 <= args.eval_every < float("inf"):
         p.error(f"--eval-every must be a number of env steps >= 0 (0: no evaluation between the first and the "
                 f"final), got {args.eval_every!r}")
@@ -183,12 +190,20 @@ def check_shared(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--final-eval-games must be >= 0 (0: no final evaluation), got {args.final_eval_games!r}")
     if not args.minutes >= 0 or args.minutes == float("inf"):
         p.error(f"--minutes must be >= 0 (0: no limit), got {args.minutes!r}")
+
+
+def _check_learning(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--gamma``, ``--ent-coef`` and ``--net`` in their ranges."""
     if not 0 < args.gamma <= 1:
         p.error(f"--gamma must be in (0, 1], got {args.gamma!r}")
     if not args.ent_coef >= 0:
         p.error(f"--ent-coef must be >= 0, got {args.ent_coef!r}")
     if not layer_sizes(args.net):
         p.error(f"--net must be positive layer sizes like 128,128, got {args.net!r}")
+
+
+def _check_out(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--out`` writable and, for a new run, free by the rule of every output folder."""
     out = (OUT_PARENT if args.out is None else args.out).resolve()
     probe = next((q for q in (out, *out.parents) if q.exists()), None)
     if probe is None or not probe.is_dir() or not os.access(probe, os.W_OK):

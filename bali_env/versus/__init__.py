@@ -7,7 +7,9 @@ others. What Gymnasium, stable-baselines3 and ``bali train`` train on.
 | ``single.py`` | ``BaliSingleAgentEnv``: a ``gymnasium.Env``, ``gymnasium.make("bali_env/Bali-v0")`` |
 | ``vector.py`` | ``BaliGymVectorEnv``: a ``gymnasium.vector.VectorEnv`` on the batched engine, opponents |
 | | inside the batch: ``gymnasium.make_vec("bali_env/Bali-v0", num_envs=N)`` |
-| ``sb3.py`` | ``BaliSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv`` (``bali train`` uses it) |
+| ``sb3_vecenv.py`` | ``BaliSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv`` (``bali train`` uses it) |
+| ``registration.py`` | the names in Gymnasium's and PettingZoo's registries (``register_envs``, the package's |
+| | ``gymnasium.envs`` entry point): the single and vector envs are this room's |
 
 The environments themselves (the AEC env, the batched engine) are ``bali_env.envs``'; the
 opponents are ``bali_env.bots``' bots (and bots in any language, ``bali_env.bots.protocol``),

@@ -4,7 +4,7 @@ with no build step, and every picture comes from ``bali_env.pictures``.
 
 | module | job |
 |---|---|
-| ``games.py`` | ``GameSession`` / ``GameStore``: the games open at once, built from the human's view only |
+| ``tables.py`` | ``GameSession`` / ``GameStore``: the games open at once, built from the human's view only |
 | ``results.py`` | ``ResultsFolder``: the tournament runs under a folder, their pages and replays |
 | ``app.py`` | ``create_app``: the routes, 4xx answers for bad requests, the allowed host names |
 | ``serve.py`` | ``bali serve``: options checked, then uvicorn on loopback |

@@ -9,7 +9,7 @@ breaks the protocol.
 | ``messages.py`` | the messages, the view by name, the answers' models (``BotHello``, ``ANSWER``), ``BotFault`` |
 | ``process.py`` | ``BotProcess``: the program as a process, non-blocking pipes, the clock, a line sent unasked, kill |
 | ``guard.py`` | the guard each bot runs under: it kills the bot's process group when bali closes it or dies |
-| ``agent.py`` | ``CommandAgent``: the ``cmd:`` agent; ``parse_command`` |
+| ``command_agent.py`` | ``CommandAgent``: the ``cmd:`` agent; ``parse_command`` |
 | ``schema.py`` | every message as a strict model, and the JSON Schema generated from them (docs/protocol.schema.json) |
 """
 

@@ -90,9 +90,10 @@ def parse_command(command: str) -> list[str]:
     return argv
 
 
-def _checked(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks as 2-D float32 / int8 arrays: the shapes, finite values, 0/1 masks
-    with a legal action per row (TypeError / ValueError otherwise). Lighter than
+def check_bot_input(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The input of a ``cmd:`` agent's decisions, checked: observations and masks as 2-D
+    float32 / int8 arrays: the shapes, finite values, 0/1 masks with a legal action per row
+    (TypeError / ValueError otherwise). Lighter than
     ``check_observations``: a bot program gets the values as they are, and the view is decoded
     by ``decode_observation``, which reads only fixed slots."""
     from bali_env.engine import N_ACTIONS, OBS_DIM
@@ -173,19 +174,19 @@ class CommandAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """One decision; BotFault when the bot fails it (the process is killed)."""
-        obs, masks = _checked(observation, action_mask)
+        obs, masks = check_bot_input(observation, action_mask)
         return self._decide(obs[0], masks[0], int(self.rng.integers(2**63)))
 
     def act_batch_keyed(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """One decision per row, each message carrying its row's key (its top 53 bits,
         ``KEY_SHIFT``: exact in any JSON parser; a bot that draws its
         randomness from it plays the same games whatever the worker or batch)."""
-        obs, masks = _checked(observations, action_masks)
+        obs, masks = check_bot_input(observations, action_masks)
         return np.array([self._decide(o, m, int(k)) for o, m, k in zip(obs, masks, keys, strict=True)],
                         dtype=np.int64)
 
     def _decide(self, observation: np.ndarray, mask: np.ndarray, key: int) -> int:
-        """One checked decision (``_checked`` by the caller)."""
+        """One checked decision (``check_bot_input`` by the caller)."""
         budget = self.move_time
         left = None if self.game_time is None else self.game_time - self._used
         if left is not None:
@@ -222,4 +223,4 @@ class CommandAgent(Agent):
             self.process.kill()
 
 
-__all__ = ["DEFAULT_MOVE_TIME", "KEY_SHIFT", "CommandAgent", "parse_command"]
+__all__ = ["DEFAULT_MOVE_TIME", "KEY_SHIFT", "CommandAgent", "check_bot_input", "parse_command"]

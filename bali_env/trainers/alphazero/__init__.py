@@ -8,12 +8,13 @@ The network is an exported policy's two MLPs (the actor and the value head, ``ba
 | module | what |
 |---|---|
 | ``command.py`` | ``bali az``: its flags, their checks, the output folder, the closing lines |
-| ``loop.py`` | the generations (self-play, buffer, training, gate, curve), the seeds, resuming |
+| ``generations.py`` | the run's ``Config``, the generations (self-play, buffer, training, gate, curve), resuming |
+| ``jobs.py`` | the typed records: the self-play job (the network's arrays and the settings) and the rows it leaves |
 | ``selfplay.py`` | the games of a chunk with search, and the targets each decision leaves |
-| ``workers.py`` | where the chunks run: this process, local worker processes or Ray tasks |
+| ``dispatch.py`` | where the chunks run: this process, local worker processes or Ray tasks |
 | ``buffer.py`` | the replay buffer: each generation's rows in a file, the last ``window`` read |
 | ``learn.py`` | the network in PyTorch: its losses, its optimiser, its export |
-| ``arena.py`` | the gate (the new network against the best) and the yardsticks of the curve |
+| ``gate.py`` | the gate (the new network against the best) and the yardsticks of the curve |
 
 How a run goes, what a generation costs and what it gave: docs/research/alphazero.md.
 """

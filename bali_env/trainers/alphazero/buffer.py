@@ -1,6 +1,6 @@
 """The replay buffer: every generation's self-play rows in a file, the last ``window`` trained on.
 
-A generation's rows (``selfplay``'s table) are written once, as ``buffer/gen_NNNN.npz`` in the
+A generation's rows (``selfplay``'s table, a ``records.Rows``) are written once, as ``buffer/gen_NNNN.npz`` in the
 run's folder (to a temporary file, moved into place), while the generation plays they are kept
 chunk by chunk in ``buffer/gen_NNNN/`` so an interrupted generation goes on from its last chunk.
 ``window`` reads the rows the learner trains on: those of the generations ``g - window + 1 .. g``.
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bali_env.files import replace_when_done
+from bali_env.trainers.alphazero.jobs import Rows
 
 FOLDER = "buffer"  #: the buffer's folder in a run
 
@@ -29,32 +30,33 @@ def chunk_file(run: Path, generation: int, chunk: int) -> Path:
     return run / FOLDER / f"gen_{generation:04d}" / f"chunk_{chunk:04d}.npz"
 
 
-def save(path: Path, rows: dict[str, np.ndarray]) -> None:
-    """Write ``rows`` to ``path`` (a temporary file moved into place)."""
+def save(path: Path, rows: Rows) -> None:
+    """Write ``rows`` to ``path`` (a temporary file moved into place), its arrays by name in
+    ``records.ROW_NAMES``' order."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with replace_when_done(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **rows)
+        np.savez(f, **rows.arrays())
 
 
-def load(path: Path) -> dict[str, np.ndarray]:
+def load(path: Path) -> Rows:
     """The rows ``save`` wrote."""
     with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
+        return Rows.from_arrays({name: data[name] for name in data.files})
 
 
-def finish_generation(run: Path, generation: int, rows: dict[str, np.ndarray]) -> None:
+def finish_generation(run: Path, generation: int, rows: Rows) -> None:
     """Keep generation ``generation``'s rows as one file and drop its chunks."""
     save(generation_file(run, generation), rows)
     shutil.rmtree(run / FOLDER / f"gen_{generation:04d}", ignore_errors=True)
 
 
-def window(run: Path, generation: int, size: int) -> dict[str, np.ndarray]:
+def window(run: Path, generation: int, size: int) -> Rows:
     """The rows of generations ``generation - size + 1 .. generation`` (those that exist), oldest first."""
     parts = [load(generation_file(run, g)) for g in range(max(1, generation - size + 1), generation + 1)
              if generation_file(run, g).is_file()]
     if not parts:
         raise FileNotFoundError(f"no replay buffer rows up to generation {generation} in {run / FOLDER}")
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    return Rows.concat(parts)
 
 
 def prune(run: Path, generation: int, size: int) -> None:

@@ -9,7 +9,7 @@ bali az --resume runs/az2p --generations 40                      # go on (also a
 Every flag is checked before anything runs (exit 2); ``--out`` follows the rule of every command
 that writes a folder (``bali_env.files.check_out_folder``: an unfinished run is continued with
 ``--resume OUT``, a run is replaced only with ``--overwrite``). ``--resume OUT`` takes the run's
-``config.json``; only ``loop.RESUMABLE`` may be given again (more generations, other workers or
+``config.json``; only ``generations.RESUMABLE`` may be given again (more generations, other workers or
 backend, a time budget: none of them changes what the run computes; or another ``--device``, whose
 arithmetic differs from the last one's in the last bits). Ctrl-C stops at once and
 loses nothing written (exit 130); ``--resume`` goes on from there. Needs torch (the train extra).

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from bali_env.trainers.alphazero.jobs import Rows, SelfPlayJob
 from bali_env.trainers.alphazero.selfplay import play_chunk
 
 
@@ -25,7 +24,7 @@ def _one_thread() -> None:
     numba.set_num_threads(1)
 
 
-def _play_alone(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
+def _play_alone(job: SelfPlayJob, games: list[int]) -> Rows:
     """``play_chunk`` on one Numba thread (a Ray task)."""
     _one_thread()
     return play_chunk(job, games)
@@ -52,8 +51,8 @@ class Pool:
         """Close the pool (at once, the workers killed, when the block ends with an error or Ctrl-C)."""
         self.close(now=kind is not None)
 
-    def play(self, job: dict[str, Any], chunks: dict[int, list[int]],
-             on_chunk: Callable[[int, dict[str, np.ndarray]], None]) -> None:
+    def play(self, job: SelfPlayJob, chunks: dict[int, list[int]],
+             on_chunk: Callable[[int, Rows], None]) -> None:
         """Play every chunk of ``chunks`` (index -> game numbers) and call ``on_chunk(index, rows)``
         as each ends (in the order they end)."""
         if not chunks:
@@ -66,8 +65,8 @@ class Pool:
         else:
             self._play_local(job, chunks, on_chunk)
 
-    def _play_local(self, job: dict[str, Any], chunks: dict[int, list[int]],
-                    on_chunk: Callable[[int, dict[str, np.ndarray]], None]) -> None:
+    def _play_local(self, job: SelfPlayJob, chunks: dict[int, list[int]],
+                    on_chunk: Callable[[int, Rows], None]) -> None:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -80,8 +79,8 @@ class Pool:
             for future in finished:
                 on_chunk(pending.pop(future), future.result())
 
-    def _play_ray(self, job: dict[str, Any], chunks: dict[int, list[int]],
-                  on_chunk: Callable[[int, dict[str, np.ndarray]], None]) -> None:
+    def _play_ray(self, job: SelfPlayJob, chunks: dict[int, list[int]],
+                  on_chunk: Callable[[int, Rows], None]) -> None:
         import ray
 
         from bali_env.arena.ray_backend import MAX_RETRIES, init_ray

@@ -12,7 +12,7 @@
 - ``yardsticks``: the best network alone against fixed agents (``greedy``, ``mcts``, the shipped
   ``ppo``), each in ``players - 1`` seats, for the learning curve by generation.
 
-Each match is dealt from its own seed (``loop.seed_for``), never from the kept figures' seeds.
+Each match is dealt from its own seed (``generations.seed_for``), never from the kept figures' seeds.
 """
 
 from __future__ import annotations

@@ -38,15 +38,16 @@ from bali_env.files import replace_when_done, write_text
 
 from bali_env.trainers.alphazero import buffer, gate
 from bali_env.trainers.alphazero.learn import Learner
+from bali_env.trainers.alphazero.jobs import Rows, SelfPlayJob, SelfPlaySettings
 from bali_env.trainers.alphazero.selfplay import job_for, merge
 from bali_env.trainers.alphazero.dispatch import Pool, chunks_of
 
 STAGES = {"selfplay": 1, "train": 2, "gate": 3, "curve": 4, "init": 5, "confirm": 6}  #: a generation's streams
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """A run's settings (``config.json``); ``bali az``'s flags."""
+    """A run's settings (``config.json``); ``bali az``'s flags (checked by ``command.check``)."""
 
     players: int = 2
     generations: int = 10
@@ -77,17 +78,21 @@ class Config:
     torch_threads: int = 1
     device: str = "cpu"  #: where the network trains: "cpu" or "cuda"
 
+    def selfplay(self, seed: int) -> SelfPlaySettings:
+        """The self-play settings of these, its games dealt from ``seed`` (``noise_alpha`` 0: no noise)."""
+        noise = (self.noise_alpha, self.noise_eps) if self.noise_alpha else None
+        return SelfPlaySettings(players=self.players, seed=seed, sims=self.sims, c=self.c, leaves=self.leaves,
+                                temp_moves=self.temp_moves, gumbel=self.gumbel, noise=noise, target=self.target)
+
 
 #: a self-play-only generation's gate (``--train-steps 0``): none played, nothing accepted
 SELF_PLAY_ONLY: dict[str, Any] = {"win_rate": None, "ci_low": None, "ci_high": None, "needed": None, "accepted": False}
 RESUMABLE = ("generations", "workers", "backend", "ray_address", "minutes", "device")  #: what ``--resume`` may change
 
 
-def selfplay_job(cfg: Config, policy: Any, seed: int) -> dict[str, Any]:
+def selfplay_job(cfg: Config, policy: Any, seed: int) -> SelfPlayJob:
     """The self-play job of a run's settings for the network ``policy``, dealt from ``seed``."""
-    noise = (cfg.noise_alpha, cfg.noise_eps) if cfg.noise_alpha else None
-    return job_for(policy, cfg.players, seed, cfg.sims, cfg.c, cfg.leaves, cfg.temp_moves, noise, cfg.target,
-                   cfg.gumbel)
+    return job_for(policy, cfg.selfplay(seed))
 
 
 def _confirmed(verdict: dict[str, Any]) -> str:
@@ -196,7 +201,7 @@ class Run:
         if verdict["accepted"]:
             shutil.copyfile(self.net(g), self.path("best.npz.tmp"))
             self.path("best.npz.tmp").replace(self.path("best.npz"))
-        row = {"generation": g, "games": cfg.games, "positions": int(len(rows["game"])),
+        row = {"generation": g, "games": cfg.games, "positions": len(rows),
                "selfplay_s": round(t1 - t0, 1), "train_s": round(t2 - t1, 1), "gate_s": round(t3 - t2, 1),
                **{k: None if v is None else round(v, 4) for k, v in learner.items()},
                "gate_win_rate": verdict["win_rate"], "gate_ci_low": verdict["ci_low"],
@@ -222,7 +227,7 @@ class Run:
                 old.unlink()
         return row
 
-    def _self_play(self, g: int, best: int, pool: Pool) -> dict[str, Any]:
+    def _self_play(self, g: int, best: int, pool: Pool) -> Rows:
         """Generation ``g``'s rows: from ``buffer/gen_g.npz`` when done, else its missing chunks played."""
         from bali_env.bots.ppo import ExportedPolicy
         from tqdm.auto import tqdm
@@ -238,10 +243,10 @@ class Run:
                    desc=f"generation {g}: self-play", disable=not self.progress, leave=False)
         positions = [0]
 
-        def keep(index: int, rows: dict[str, Any]) -> None:
+        def keep(index: int, rows: Rows) -> None:
             """Save a chunk's rows as they arrive and move the bar."""
             buffer.save(buffer.chunk_file(self.folder, g, index), rows)
-            positions[0] += len(rows["game"])
+            positions[0] += len(rows)
             bar.update(len(chunks[index]))
             bar.set_postfix_str(f"{positions[0]:,} positions", refresh=False)
 

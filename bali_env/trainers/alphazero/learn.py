@@ -14,12 +14,17 @@ on the CPU either way, so the rows a step sees do not depend on the device.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bali_env.bots.ppo import FORMAT, VERSION, ExportedPolicy
+from bali_env.trainers.alphazero.jobs import Rows
+
+#: what the learner trains on: the buffer's rows, or arrays of the same names
+RowsLike = Rows | Mapping[str, np.ndarray]
 
 HIDDEN = (128, 128)  #: the actor's hidden layers from scratch (the shipped policies' shape)
 VALUE_HIDDEN = (256, 256)  #: the value head's hidden layers from scratch (``bali fit-value``'s default)
@@ -38,7 +43,8 @@ def _mlp(sizes: list[int], activation: str) -> Any:
     return torch.nn.Sequential(*layers)
 
 
-def _load_pairs(net: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+def load_pairs(net: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Set the linear layers of the MLP ``net`` (in order) to the ``(weight [out, in], bias)`` ``pairs``."""
     import torch
 
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
@@ -48,11 +54,13 @@ def _load_pairs(net: Any, pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
             m.bias.copy_(torch.from_numpy(np.asarray(b, np.float32)))
 
 
-def _pairs(net: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+def layer_pairs(net: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``(weight [out, in], bias)`` pairs of the linear layers of the MLP ``net``, copied to NumPy."""
     import torch
 
     return [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy())
             for m in net if isinstance(m, torch.nn.Linear)]
+
 
 
 class Learner:
@@ -67,8 +75,8 @@ class Learner:
         activation = meta["activation"]
         self.actor = _mlp([weights[0][0].shape[1], *(w.shape[0] for w, _ in weights)], activation)
         self.value = _mlp([value[0][0].shape[1], *(w.shape[0] for w, _ in value)], activation)
-        _load_pairs(self.actor, weights)
-        _load_pairs(self.value, value)
+        load_pairs(self.actor, weights)
+        load_pairs(self.value, value)
         self.actor.to(self.device)
         self.value.to(self.device)
         self.opt = torch.optim.Adam([*self.actor.parameters(), *self.value.parameters()], lr=lr)
@@ -100,15 +108,15 @@ class Learner:
         value = _mlp([width, *VALUE_HIDDEN, 1 if players == 2 else players], "relu")
         meta = {"format": FORMAT, "version": VERSION, "activation": "relu", "layers": len(hidden) + 1,
                 "obs_dim": width, "n_actions": N_ACTIONS, "features": FEATURES, "num_players": players, "env_steps": 0}
-        return cls(_pairs(actor), _pairs(value), meta, lr, device)
+        return cls(layer_pairs(actor), layer_pairs(value), meta, lr, device)
 
     def policy(self, **meta: Any) -> ExportedPolicy:
         """The network now as an exported policy with its value head (``meta`` added)."""
-        return ExportedPolicy.from_arrays(_pairs(self.actor), {**self.meta, **meta,
-                                                               "value_layers": len(_pairs(self.value))},
-                                          where="the trained network", value=_pairs(self.value))
+        value = layer_pairs(self.value)
+        return ExportedPolicy.from_arrays(layer_pairs(self.actor), {**self.meta, **meta, "value_layers": len(value)},
+                                          where="the trained network", value=value)
 
-    def train(self, rows: dict[str, np.ndarray], steps: int, batch: int, seed: int,
+    def train(self, rows: RowsLike, steps: int, batch: int, seed: int,
               orders: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
         """``steps`` Adam steps on minibatches of ``batch`` rows drawn uniformly from ``rows`` (the
         buffer's ``input``, ``action_mask``, ``policy``, ``value``) with a generator seeded by
@@ -140,7 +148,7 @@ class Learner:
         mean = totals / max(steps, 1)
         return {"policy_loss": float(mean[0]), "value_loss": float(mean[1]), "loss": float(mean.sum())}
 
-    def evaluate(self, rows: dict[str, np.ndarray]) -> dict[str, float]:
+    def evaluate(self, rows: RowsLike) -> dict[str, float]:
         """The losses on ``rows`` (the buffer's table) without a step: ``policy_loss``,
         ``value_loss``, and ``agreement``, the share of rows whose most likely legal action is
         the target's most likely one (rows held out from training say how well the network fits
@@ -154,7 +162,7 @@ class Learner:
             agreement = (first == target.argmax(dim=1)).float().mean()
         return {"policy_loss": float(p_loss), "value_loss": float(v_loss), "agreement": float(agreement)}
 
-    def _tensors(self, rows: dict[str, np.ndarray]) -> tuple[Any, Any, Any, Any]:
+    def _tensors(self, rows: RowsLike) -> tuple[Any, Any, Any, Any]:
         """The buffer's ``input``, legal actions, ``policy`` and ``value`` as tensors on the device."""
         import torch
 
@@ -200,4 +208,4 @@ class Learner:
         self.meta = dict(saved["meta"])
 
 
-__all__ = ["FEATURES", "HIDDEN", "Learner", "VALUE_HIDDEN"]
+__all__ = ["FEATURES", "HIDDEN", "Learner", "RowsLike", "VALUE_HIDDEN", "layer_pairs", "load_pairs"]

@@ -3,7 +3,9 @@
 ``play_chunk(job, games)`` plays the games ``games`` (their numbers in the generation) side by
 side in one ``BaliVectorEnv``, every seat played by the same network through ``ppo+search``'s
 policy-guided search (``PolicySearchAgent.search``: ``sims`` descents over determinized states,
-the network's priors and value head at the leaves). At every decision with a choice it keeps:
+the network's priors and value head at the leaves). The job (``job_for``) is a
+``records.SelfPlayJob``: the network's arrays and the ``records.SelfPlaySettings`` named below.
+At every decision with a choice it keeps a row (``records.Rows``):
 
 | array | shape | what |
 |---|---|---|
@@ -34,22 +36,16 @@ from typing import Any
 
 import numpy as np
 
+from bali_env.trainers.alphazero.jobs import NetworkArrays, Rows, SelfPlayJob, SelfPlaySettings
+
 #: the seed the move draws are keyed on is the search's seed XOR this (two independent streams)
 DRAW_STREAM = 0x5DEECE66D
 
 
-def job_for(policy: Any, players: int, seed: int, sims: int, c: float, leaves: int, temp_moves: int,
-            noise: tuple[float, float] | None = None, target: str = "visits", gumbel: int = 0) -> dict[str, Any]:
+def job_for(policy: Any, settings: SelfPlaySettings) -> SelfPlayJob:
     """What a worker needs to play a generation's chunks: the network's arrays (an
     ``ExportedPolicy`` with a value head: actor and value pairs, metadata) and the settings."""
-    if target not in ("visits", "improved"):
-        raise ValueError(f"target must be 'visits' or 'improved', got {target!r}")
-    weights, meta = policy.arrays()
-    return {"weights": weights, "meta": meta, "value": policy.value_arrays(), "players": int(players),
-            "seed": int(seed), "sims": int(sims), "c": float(c), "leaves": int(leaves), "temp_moves": int(temp_moves),
-            "noise": None if noise is None or gumbel else (float(noise[0]), float(noise[1])),
-            "target": "improved" if gumbel else target,
-            "gumbel": int(gumbel)}
+    return SelfPlayJob(NetworkArrays.of(policy), settings)
 
 
 def improved_policy(root: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarray:
@@ -82,21 +78,21 @@ def policy_target(root: dict[str, np.ndarray], legal: np.ndarray, target: str) -
     return visits / visits.sum(axis=1, keepdims=True)
 
 
-def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
+def play_chunk(job: SelfPlayJob, games: list[int]) -> Rows:
     """Play the games ``games`` of the generation ``job`` (``job_for``) and return their targets
     (the module docstring's table), rows in the order the decisions were taken."""
     from threadpoolctl import threadpool_limits
 
     from bali_env.engine.seeds import decision_keys
-    from bali_env.bots.ppo import ExportedPolicy
     from bali_env.bots.puct import PolicySearchAgent
     from bali_env.engine.seeds import deal_seed
     from bali_env.envs.batched import BaliVectorEnv
 
-    policy = ExportedPolicy.from_arrays(job["weights"], job["meta"], value=job["value"])
-    searcher = PolicySearchAgent(seed=0, sims=job["sims"], c=job["c"], leaves=job["leaves"],
-                                 gumbel=job.get("gumbel", 0))
-    n, players, seed = len(games), job["players"], job["seed"]
+    settings = job.settings
+    policy = job.network.policy()
+    searcher = PolicySearchAgent(seed=0, sims=settings.sims, c=settings.c, leaves=settings.leaves,
+                                 gumbel=settings.gumbel)
+    n, players, seed = len(games), settings.players, settings.seed
     numbers = np.asarray(games, dtype=np.int64)
     env = BaliVectorEnv(n, num_players=players, seed=0, parallel=False)
     env.reset()
@@ -114,10 +110,10 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
             rows = np.flatnonzero(~done & (masks.sum(axis=1) > 1))
             if rows.size:
                 keys = decision_keys(seed, numbers[rows], seats[rows], decision[rows])
-                root = searcher.search_root(obs[rows], masks[rows], keys, policy, noise=job["noise"])
+                root = searcher.search_root(obs[rows], masks[rows], keys, policy, noise=settings.noise)
                 visits = root["visits"].astype(np.float64)
                 shares_of_visits = visits / visits.sum(axis=1, keepdims=True)
-                goal = policy_target(root, masks[rows] > 0, job["target"])
+                goal = policy_target(root, masks[rows] > 0, settings.target)
                 if searcher.gumbel:  # the search's choice
                     actions[rows] = root["action"]
                 else:  # drawn from the visit shares for the first temp_moves decisions, then the most visited
@@ -126,7 +122,7 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
                     drawn = np.minimum((np.cumsum(shares_of_visits, axis=1) <= u[:, None]).sum(axis=1),
                                        masks.shape[1] - 1)
                     drawn = np.where(masks[rows, drawn] > 0, drawn, np.argmax(visits, axis=1))  # u at the very top
-                    actions[rows] = np.where(decision[rows] < job["temp_moves"], drawn, np.argmax(visits, axis=1))
+                    actions[rows] = np.where(decision[rows] < settings.temp_moves, drawn, np.argmax(visits, axis=1))
                 kept["input"].append(policy.input(obs[rows], masks[rows], checked=True))
                 kept["action_mask"].append(masks[rows].copy())
                 kept["policy"].append(goal.astype(np.float32))
@@ -143,28 +139,26 @@ def play_chunk(job: dict[str, Any], games: list[int]) -> dict[str, np.ndarray]:
 
 
 def targets(kept: dict[str, list[np.ndarray]], shares: np.ndarray, numbers: np.ndarray, players: int,
-            width: int) -> dict[str, np.ndarray]:
-    """The rows of a chunk: the kept decisions with their value targets, each seat's final share
-    rotated so the deciding seat comes first (``np.roll(shares, -seat)``); ``width``: the input size."""
-    from bali_env.engine import N_ACTIONS
-
+            width: int) -> Rows:
+    """The rows of a chunk: the kept decisions (lists of arrays per name: ``input``,
+    ``action_mask``, ``policy``, ``seat``, ``slot``, ``action``) with their value targets, each
+    seat's final share rotated so the deciding seat comes first (``np.roll(shares, -seat)``);
+    ``width``: the input size."""
     if not kept["slot"]:
-        return {"input": np.zeros((0, width), np.float32), "action_mask": np.zeros((0, N_ACTIONS), np.int8),
-                "policy": np.zeros((0, N_ACTIONS), np.float32), "value": np.zeros((0, players), np.float32),
-                "game": np.zeros(0, np.int64), "action": np.zeros(0, np.int64)}
+        return Rows.empty(width, players)
     slot = np.concatenate(kept["slot"])
     seat = np.concatenate(kept["seat"]).astype(np.int64)
     cols = (np.arange(players)[None, :] + seat[:, None]) % players  # the deciding seat, then turn order
-    return {"input": np.concatenate(kept["input"]).astype(np.float32),
-            "action_mask": np.concatenate(kept["action_mask"]).astype(np.int8),
-            "policy": np.concatenate(kept["policy"]),
-            "value": shares[slot[:, None], cols].astype(np.float32),
-            "game": numbers[slot], "action": np.concatenate(kept["action"]).astype(np.int64)}
+    return Rows(input=np.concatenate(kept["input"]).astype(np.float32),
+                action_mask=np.concatenate(kept["action_mask"]).astype(np.int8),
+                policy=np.concatenate(kept["policy"]),
+                value=shares[slot[:, None], cols].astype(np.float32),
+                game=numbers[slot], action=np.concatenate(kept["action"]).astype(np.int64))
 
 
-def merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def merge(parts: list[Rows]) -> Rows:
     """Chunks' rows together, in the order given (chunk order: the generation's game order)."""
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    return Rows.concat(parts)
 
 
 __all__ = ["DRAW_STREAM", "improved_policy", "job_for", "merge", "play_chunk", "policy_target", "targets"]

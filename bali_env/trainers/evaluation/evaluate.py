@@ -1,9 +1,9 @@
 """Evaluating a policy during and after training, with the tournament code (``bali_env.arena``):
 ``evaluate`` plays an exported policy against one opponent, ``evaluate_all`` against each
-opponent under one progress bar, ``evaluate_checkpoint`` saves, exports and evaluates ``bali
-train``'s model against random and greedy, and ``write_csv`` / ``plot_curve``
-write ``eval.csv`` and ``learning_curve.png`` (also used by ``bali_env.trainers.rllib.launch`` and
-``bali_env.trainers.evaluation.curve``).
+opponent under one progress bar (an ``EvalRound``: the games, the step, the seeds, the bar),
+``evaluate_checkpoint`` saves, exports and evaluates ``bali train``'s model against random and
+greedy, and ``write_csv`` / ``plot_curve`` write ``eval.csv`` and ``learning_curve.png`` (also
+used by ``bali_env.trainers.rllib.launch`` and ``bali_env.trainers.evaluation.curve``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import csv
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,26 +68,39 @@ class _Tally:
         return (time.time() - self.first) / later if later > 0 else 0.0
 
 
-def evaluate_all(policy_path: Path, args: argparse.Namespace, games: int, step: int, start: float,
-                 eval_rows: list[dict[str, Any]], label: str, seeds: Callable[[int], int],
-                 leave: bool = False) -> float:
-    """Play the exported policy against each of ``eval_opponents(args)`` (``games`` each, the
-    i-th with seed ``seeds(i)``) under one progress bar (``LABEL: k/N games``, with
-    ``--progress``), print a line per opponent, append the rows (eval.csv's) to ``eval_rows``.
-    Returns the seconds a game took (the mean over the opponents, compiling left out)."""
+@dataclass(frozen=True)
+class EvalRound:
+    """One evaluation of a run: ``games`` against each opponent, at env step ``step``, the i-th
+    opponent's games dealt from seed ``seeds(i)``, under a progress bar named ``label`` (kept on
+    the screen when it ends with ``leave``)."""
+
+    games: int
+    step: int
+    label: str
+    seeds: Callable[[int], int]
+    leave: bool = False
+
+
+def evaluate_all(policy_path: Path, args: argparse.Namespace, evaluation: EvalRound, start: float,
+                 eval_rows: list[dict[str, Any]]) -> float:
+    """Play the exported policy against each of ``eval_opponents(args)`` as ``evaluation`` says
+    under one progress bar (``LABEL: k/N games``, with ``--progress``), print a line per opponent,
+    append the rows (eval.csv's; ``minutes`` since ``start``) to ``eval_rows``. Returns the
+    seconds a game took (the mean over the opponents, compiling left out)."""
     from bali_env.arena.schedule import rounded_games
 
     from bali_env.trainers.progress import say, task_bar
 
     opponents = eval_opponents(args)
+    games = evaluation.games
     total = rounded_games(games, args.players, args.players) * len(opponents)
     rates = []
-    with task_bar(args, label, total, leave=leave) as bar:
+    with task_bar(args, evaluation.label, total, leave=evaluation.leave) as bar:
         for i, opp in enumerate(opponents):
             tally = _Tally(bar)
-            r = evaluate(policy_path, opp, args, games, seed=seeds(i), progress=tally)
+            r = evaluate(policy_path, opp, args, games, seed=evaluation.seeds(i), progress=tally)
             rates.append(tally.seconds_per_game())
-            row = {"steps": step, "minutes": (time.time() - start) / 60, "opponent": opp, **r}
+            row = {"steps": evaluation.step, "minutes": (time.time() - start) / 60, "opponent": opp, **r}
             eval_rows.append(row)
             say(eval_line(row))
     return sum(rates) / len(rates)
@@ -147,8 +161,9 @@ def evaluate_checkpoint(model: Any, args: argparse.Namespace, name: str, step: i
     if games <= 0:
         return path, 0.0
     before = len(eval_rows)
-    rate = evaluate_all(path, args, games, step, start, eval_rows, label,
-                        seeds=lambda i: EVAL_SEEDS[step % len(EVAL_SEEDS)], leave=label.startswith("final"))
+    evaluation = EvalRound(games, step, label, seeds=lambda i: EVAL_SEEDS[step % len(EVAL_SEEDS)],
+                           leave=label.startswith("final"))
+    rate = evaluate_all(path, args, evaluation, start, eval_rows)
     for row in eval_rows[before:]:
         model.logger.record(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"])
     write_csv(eval_rows, out / "eval.csv")

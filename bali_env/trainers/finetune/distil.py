@@ -23,6 +23,7 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,17 +119,41 @@ def label(searcher: Any, policy: Any, kept: dict[str, np.ndarray], labels_path: 
     return visits
 
 
-def fit_actor(weights: list[tuple[np.ndarray, np.ndarray]], activation: str, x: np.ndarray, masks: np.ndarray,
-              visits: np.ndarray, game: np.ndarray, epochs: int, lr: float, seed: int,
-              progress: bool = False) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
+@dataclass(frozen=True, eq=False)
+class SearchedPositions:
+    """The positions a fit learns from: the network ``input`` [M, D], the legal actions
+    ``action_mask`` [M, A], the search's root ``visits`` there [M, A] and the ``game`` each came
+    from [M] (the games with ``game % 10 == 0`` are held out)."""
+
+    input: np.ndarray
+    action_mask: np.ndarray
+    visits: np.ndarray
+    game: np.ndarray
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """How the actor is fitted: ``epochs`` passes over the positions with Adam at ``lr`` (its rate
+    cosine-annealed to 0), seeded by ``seed``; a bar over the epochs with ``progress``."""
+
+    epochs: int
+    lr: float
+    seed: int
+    progress: bool = False
+
+
+def fit_actor(weights: list[tuple[np.ndarray, np.ndarray]], activation: str, data: SearchedPositions,
+              fit: FitSettings) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
     """Fit the actor MLP (``weights``: ``(weight [out, in], bias)`` pairs, its starting point) to the
-    visit shares by cross-entropy over the legal actions, on the positions of the games with
-    ``game % 10 != 0``; return the new pairs and the fit on the held-out games before and after
+    visit shares of ``data`` by cross-entropy over the legal actions, on the positions of the games
+    with ``game % 10 != 0``; return the new pairs and the fit on the held-out games before and after
     (``cross_entropy_*``, ``agrees_*``: how often the network's most probable action is the most
     visited one)."""
     import torch
     from tqdm import tqdm
 
+    x, masks, visits, game = data.input, data.action_mask, data.visits, data.game
+    epochs, seed = fit.epochs, fit.seed
     torch.manual_seed(seed)
     act = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[activation]
     layers: list[torch.nn.Module] = []
@@ -155,10 +180,10 @@ def fit_actor(weights: list[tuple[np.ndarray, np.ndarray]], activation: str, x: 
         return ce, agrees
 
     ce0, agree0 = held_out()
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    opt = torch.optim.Adam(net.parameters(), lr=fit.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
     gen = torch.Generator().manual_seed(seed)
-    for _ in tqdm(range(epochs), unit="epoch", desc="fit", disable=not progress):
+    for _ in tqdm(range(epochs), unit="epoch", desc="fit", disable=not fit.progress):
         for idx in torch.randperm(len(xt), generator=gen).split(512):
             opt.zero_grad()
             loss = -(tt[idx] * log_probs(xt[idx], mt[idx]).masked_fill(~mt[idx], 0.0)).sum(dim=1).mean()
@@ -198,8 +223,9 @@ def run(args: argparse.Namespace) -> int:
     visits = label(searcher, policy, kept, args.out.with_suffix(".labels.npz"), digest, progress=args.progress)
     t2 = time.time()
     start, meta = policy.arrays()
-    weights, report = fit_actor(start, policy.meta["activation"], kept["input"], kept["action_mask"],
-                                visits, kept["game"], args.epochs, args.lr, args.seed, args.progress)
+    data = SearchedPositions(kept["input"], kept["action_mask"], visits, kept["game"])
+    weights, report = fit_actor(start, policy.meta["activation"], data,
+                                FitSettings(args.epochs, args.lr, args.seed, args.progress))
     meta["distilled"] = command
     write_policy(weights, meta, args.out, value=policy.value_arrays())
     report |= {"policy": str(args.policy), "games": args.games, "players": players, "self_play_seconds": t1 - t0,
@@ -215,4 +241,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "fingerprint", "fit_actor", "label", "parents", "positions", "run"]
+__all__ = ["FitSettings", "SearchedPositions", "add_arguments", "fingerprint", "fit_actor", "label", "parents",
+           "positions", "run"]

@@ -136,21 +136,42 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
     held = game % 10 == 0
     xt, yt = torch.from_numpy(x[~held]), torch.from_numpy(y[~held])
     xv, yv = torch.from_numpy(x[held]), torch.from_numpy(y[held])
+    seats = y.shape[1] if y.ndim == 2 else 0
+    net = _value_net(x.shape[1], hidden, activation, max(seats, 1))
+    _train_value(net, xt, yt, seats > 0, epochs, seed, progress)
+    with torch.no_grad():
+        out = net(xv)
+        ps = torch.softmax(out, dim=1).numpy().astype(np.float64) if seats else None
+        p = ps[:, 0] if seats else torch.sigmoid(out[:, 0]).numpy().astype(np.float64)
+    report = {"positions": int(len(x)), "held_out_positions": int(held.sum()),
+              **_held_out_report(p, ps, yv.numpy().astype(np.float64), yt.numpy().mean(axis=0))}
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
+
+
+def _value_net(width: int, hidden: list[int], activation: str, outputs: int) -> Any:
+    """A fresh value MLP: ``width`` inputs, the ``hidden`` layers with ``activation``, ``outputs`` logits."""
+    import torch
+
     act = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[activation]
     layers: list[torch.nn.Module] = []
-    width = x.shape[1]
     for h in hidden:
         layers += [torch.nn.Linear(width, h), act()]
         width = h
-    seats = y.shape[1] if y.ndim == 2 else 0
-    layers.append(torch.nn.Linear(width, max(seats, 1)))
-    net = torch.nn.Sequential(*layers)
+    layers.append(torch.nn.Linear(width, outputs))
+    return torch.nn.Sequential(*layers)
+
+
+def _train_value(net: Any, xt: Any, yt: Any, seats: bool, epochs: int, seed: int, progress: bool) -> None:
+    """``epochs`` passes of Adam (cosine-annealed) over minibatches of 1024 drawn by a generator
+    seeded by ``seed``: softmax cross-entropy over the seats (``seats``), else binary cross-entropy."""
+    import torch
+    from tqdm import tqdm
+
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
     loss_fn = torch.nn.CrossEntropyLoss() if seats else torch.nn.BCEWithLogitsLoss()
     gen = torch.Generator().manual_seed(seed)
-    from tqdm import tqdm
-
     for _ in tqdm(range(epochs), unit="epoch", desc="fit", disable=not progress):
         for idx in torch.randperm(len(xt), generator=gen).split(1024):
             opt.zero_grad()
@@ -159,11 +180,12 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
             loss.backward()
             opt.step()
         sched.step()
-    with torch.no_grad():
-        out = net(xv)
-        ps = torch.softmax(out, dim=1).numpy().astype(np.float64) if seats else None
-        p = ps[:, 0] if seats else torch.sigmoid(out[:, 0]).numpy().astype(np.float64)
-    yv_all = yv.numpy().astype(np.float64)
+
+
+def _held_out_report(p: np.ndarray, ps: np.ndarray | None, yv_all: np.ndarray, mean: np.ndarray) -> dict[str, float]:
+    """The fit's figures on the held-out positions: ``p`` the reading seat's predicted share, ``ps``
+    every seat's (None with one output), ``yv_all`` the targets, ``mean`` the training targets' mean."""
+    seats = ps is not None
     yv64 = yv_all[:, 0] if seats else yv_all
     eps = 1e-7
 
@@ -171,16 +193,13 @@ def fit_value(x: np.ndarray, y: np.ndarray, game: np.ndarray, hidden: list[int],
         return float(-np.mean(yv64 * np.log(q + eps) + (1 - yv64) * np.log(1 - q + eps)))
 
     decided = (yv64 == 0) | (yv64 == 1)
-    mean = yt.numpy().mean(axis=0)
-    report = {"positions": int(len(x)), "held_out_positions": int(held.sum()), "log_loss": log_loss(p),
-              "constant_log_loss": log_loss(np.full_like(p, mean[0] if seats else mean)),
+    report = {"log_loss": log_loss(p), "constant_log_loss": log_loss(np.full_like(p, mean[0] if seats else mean)),
               "brier": float(np.mean((p - yv64) ** 2)),
               "picks_winner": float(np.mean((p[decided] > 0.5) == (yv64[decided] == 1)))}
     if seats:
         report["seat_log_loss"] = float(-np.mean(np.sum(yv_all * np.log(ps + eps), axis=1)))
         report["constant_seat_log_loss"] = float(-np.mean(np.sum(yv_all * np.log(mean + eps), axis=1)))
-    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
-    return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears], report
+    return report
 
 
 def check_options(args: argparse.Namespace, command: str) -> tuple[Any, int]:

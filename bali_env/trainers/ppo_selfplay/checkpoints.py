@@ -131,34 +131,50 @@ def init_problem(args: argparse.Namespace) -> str | None:
     model sets the critic too (it does not record its activation, so that one is the caller's to
     match)."""
     from bali_env.bots.features import feature_count
-    from bali_env.bots.ppo import ExportedPolicy
     from bali_env.engine import N_ACTIONS, OBS_DIM
 
     sizes = [int(x) for x in args.net.split(",")]
     inputs = OBS_DIM + feature_count(None if args.features == "none" else args.features)
     wanted = list(zip([*sizes, N_ACTIONS], [inputs, *sizes], strict=True))
     if args.init.suffix != ".npz":
-        try:
-            state = saved_policy(args.init, args.trainer)
-        except Exception as exc:  # noqa: BLE001 - whatever the loaders raise on a foreign file
-            return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
-        if args.privileged_critic:
-            return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
-        nets = (("mlp_extractor.policy_net.", "action_net.weight", N_ACTIONS),  # (hidden layers, head, outputs):
-                ("mlp_extractor.value_net.", "value_net.weight", 1))  # the actor, then the critic
-        for prefix, head, outputs in nets:
-            have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
-            have.append(tuple(getattr(state.get(head), "shape", ())))
-            if not grows_into(have, [*wanted[:-1], (outputs, sizes[-1])]):
-                return (f"its network (layers {have}) does not fit this run's ({wanted[:-1]}): give its --net "
-                        "(or wider layers) and --features")
-        return None
+        return _saved_model_problem(args, wanted)
+    return _export_problem(args, wanted)
+
+
+def _saved_model_problem(args: argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
+    """``init_problem`` for a saved model: it loads as ``--trainer``'s, and its actor and critic
+    grow into the layers ``wanted`` (the actor's, (out, in) each)."""
+    from bali_env.engine import N_ACTIONS
+
+    try:
+        state = saved_policy(args.init, args.trainer)
+    except Exception as exc:  # noqa: BLE001 - whatever the loaders raise on a foreign file
+        return f"not an exported policy (.npz) nor a model saved by --trainer {args.trainer} ({exc})"
+    if args.privileged_critic:
+        return "a saved model cannot start a run with --privileged-critic (give its exported .npz)"
+    nets = (("mlp_extractor.policy_net.", "action_net.weight", N_ACTIONS),  # (hidden layers, head, outputs):
+            ("mlp_extractor.value_net.", "value_net.weight", 1))  # the actor, then the critic
+    for prefix, head, outputs in nets:
+        have = [tuple(v.shape) for k, v in state.items() if k.startswith(prefix) and k.endswith(".weight")]
+        have.append(tuple(getattr(state.get(head), "shape", ())))
+        if not grows_into(have, [*wanted[:-1], (outputs, wanted[-1][1])]):
+            return (f"its network (layers {have}) does not fit this run's ({wanted[:-1]}): give its --net "
+                    "(or wider layers) and --features")
+    return None
+
+
+def _export_problem(args: argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
+    """``init_problem`` for an exported policy: it loads, reads this run's input and its actor
+    (and activation) grows into the layers ``wanted``."""
+    from bali_env.bots.ppo import ExportedPolicy
+    from bali_env.engine import OBS_DIM
+
     try:
         exported = ExportedPolicy(args.init)
     except ValueError as exc:
         return str(exc)
     shapes = [tuple(w.shape) for w, _ in exported.arrays()[0]]
-    if exported.features is not None and shapes[0][1] != inputs:
+    if exported.features is not None and shapes[0][1] != wanted[0][1]:
         return f"it reads the {exported.features} features; this run reads the observation alone (--features none)"
     fits = grows_into(shapes, wanted, inputs_from=OBS_DIM)
     if not fits or exported.meta["activation"] != args.activation:

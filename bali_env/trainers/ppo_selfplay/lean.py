@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +77,34 @@ class ActorCritic(nn.Module):
         return torch.log_softmax(logits, dim=-1), values
 
 
-class LeanPPO:
-    """PPO with action masks over a ``BaliSB3VecEnv`` (see the module docstring)."""
+@dataclass(frozen=True)
+class PPOSettings:
+    """PPO's settings, by MaskablePPO's names: Adam's learning rate ``lr``, ``n_steps`` steps per
+    env per rollout, minibatches of ``batch_size``, ``n_epochs`` passes per update, the discount
+    ``gamma``, the entropy bonus ``ent_coef``; GAE's ``gae_lambda``, the surrogate's
+    ``clip_range``, the value loss's weight ``vf_coef`` and the gradients' norm ``max_grad_norm``
+    at SB3's defaults."""
 
-    def __init__(self, venv: Any, *, lr: float, n_steps: int, batch_size: int, n_epochs: int, gamma: float,
-                 ent_coef: float, net: list[int], activation: type[nn.Module], seed: int,
-                 gae_lambda: float = 0.95, clip_range: float = 0.2, vf_coef: float = 0.5,
-                 max_grad_norm: float = 0.5, privileged_critic: bool = False, critic_warmup: float = 0.0) -> None:
+    lr: float
+    n_steps: int
+    batch_size: int
+    n_epochs: int
+    gamma: float
+    ent_coef: float
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+
+
+class LeanPPO:
+    """PPO with action masks over a ``BaliSB3VecEnv`` (see the module docstring): the ``ppo``
+    settings, a network of ``net`` hidden units with ``activation``, seeded by ``seed``; the
+    critic reads the privileged features too with ``privileged_critic``, and only the critic
+    learns for the first ``critic_warmup`` env steps."""
+
+    def __init__(self, venv: Any, ppo: PPOSettings, *, net: list[int], activation: type[nn.Module], seed: int,
+                 privileged_critic: bool = False, critic_warmup: float = 0.0) -> None:
         torch.manual_seed(seed)
         self.critic_warmup = critic_warmup
         self.venv = venv
@@ -93,14 +115,14 @@ class LeanPPO:
             self.extra = N_PRIVILEGED
         inputs = int(venv.observation_space.shape[0])  # the observation, plus the env's features
         self.policy = ActorCritic(net, activation, self.extra, inputs)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=lr, eps=1e-5)
-        self.n_steps, self.batch_size, self.n_epochs = n_steps, batch_size, n_epochs
-        self.gamma, self.gae_lambda, self.clip_range = gamma, gae_lambda, clip_range
-        self.ent_coef, self.vf_coef, self.max_grad_norm = ent_coef, vf_coef, max_grad_norm
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=ppo.lr, eps=1e-5)
+        self.n_steps, self.batch_size, self.n_epochs = ppo.n_steps, ppo.batch_size, ppo.n_epochs
+        self.gamma, self.gae_lambda, self.clip_range = ppo.gamma, ppo.gae_lambda, ppo.clip_range
+        self.ent_coef, self.vf_coef, self.max_grad_norm = ppo.ent_coef, ppo.vf_coef, ppo.max_grad_norm
         self.generator = torch.Generator().manual_seed(seed)
         self.num_timesteps = 0
         self.logger: Any = None
-        n, t = venv.num_envs, n_steps
+        n, t = venv.num_envs, ppo.n_steps
         self._obs = torch.zeros((t, n, inputs))
         self._masks = torch.zeros((t, n, N_ACTIONS), dtype=torch.bool)
         self._actions = torch.zeros((t, n), dtype=torch.int64)

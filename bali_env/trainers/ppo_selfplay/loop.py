@@ -40,7 +40,7 @@ from bali_env.trainers.evaluation.evaluate import eval_opponents, evaluate_check
 from bali_env.trainers.options import AUTO_POINTS, check_left, claim_out, eval_interval
 from bali_env.trainers.ppo_selfplay.pool import add_snapshot, build_pool, log_returns
 from bali_env.trainers.progress import ProgressBar, StopOnSignals, say
-from bali_env.trainers.console import bar_postfix, end_lines, plan_line, short_of_budget, spent
+from bali_env.trainers.console import Budget, FinalEval, bar_postfix, end_lines, plan_line, short_of_budget, spent
 
 OUT_NAME = "bali"  #: a run without ``--out`` writes to a new folder ``runs/bali-YYYYmmdd-HHMMSS``
 COMMAND = "bali train"  #: how the run names itself in what it prints
@@ -78,12 +78,12 @@ def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
     net = [int(x) for x in args.net.split(",")]
     activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[args.activation]
     if args.trainer == "lean":
-        from bali_env.trainers.ppo_selfplay.lean import LeanPPO
+        from bali_env.trainers.ppo_selfplay.lean import LeanPPO, PPOSettings
 
-        return LeanPPO(venv, lr=args.lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
-                       gamma=args.gamma, ent_coef=args.ent_coef, net=net, activation=activation,
-                       seed=args.seed, privileged_critic=args.privileged_critic,
-                       critic_warmup=args.critic_warmup), ".pt"
+        ppo = PPOSettings(lr=args.lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
+                          gamma=args.gamma, ent_coef=args.ent_coef)
+        return LeanPPO(venv, ppo, net=net, activation=activation, seed=args.seed,
+                       privileged_critic=args.privileged_critic, critic_warmup=args.critic_warmup), ".pt"
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO("MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -279,11 +279,9 @@ class Session:
         final = self.final_seconds() if self.progress.eval_rate else None
         elapsed = time.time() - self.start
         left = max(self.train_until() - elapsed, 0.0)
-        say(f"{COMMAND}: " + plan_line(
-            minutes=args.minutes, steps=args.steps, train_seconds=left,
-            final_games=args.final_eval_games, opponents=eval_opponents(args), final_seconds=final,
-            eval_seconds=self.every, eval_steps=eval_interval(args),
-            train_until=self.bar_total() if args.minutes > 0 else None), err=True)
+        budget = Budget(args.minutes, args.steps, left, self.bar_total() if args.minutes > 0 else None)
+        say(f"{COMMAND}: " + plan_line(budget, FinalEval(args.final_eval_games, eval_opponents(args), final),
+                                       eval_seconds=self.every, eval_steps=eval_interval(args)), err=True)
         warning = short_of_budget(args.minutes, final or 0.0) or spent(args.minutes, elapsed, left)
         if warning:
             say(f"{COMMAND}: {warning}", err=True)

@@ -219,12 +219,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Check ``bali train``'s own flags (after the shared ones); ``p.error`` names the flag. Sets
     ``args.weights`` (``--opponents`` parsed)."""
     check_positive(p, args, ("envs", "pool_size", "torch_threads", "n_steps", "mcts_sims"))
-    if args.privileged_critic and args.trainer != "lean":
-        p.error("--privileged-critic needs --trainer lean")
-    if not 0 <= args.critic_warmup < float("inf"):
-        p.error(f"--critic-warmup must be a number of env steps >= 0, got {args.critic_warmup}")
-    if args.critic_warmup and args.trainer != "lean":
-        p.error("--critic-warmup needs --trainer lean")
+    _check_lean_only(p, args)
     if args.init is not None and args.resume is None:
         problem = init_problem(args)
         if problem:
@@ -235,6 +230,21 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--opponents: {exc}")
     if not args.eval_minutes >= 0 or args.eval_minutes == float("inf"):
         p.error(f"--eval-minutes must be a number of minutes >= 0, got {args.eval_minutes}")
+    _check_eval_opponents(p, args)
+
+
+def _check_lean_only(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--privileged-critic`` and ``--critic-warmup`` (in range) only with ``--trainer lean``."""
+    if args.privileged_critic and args.trainer != "lean":
+        p.error("--privileged-critic needs --trainer lean")
+    if not 0 <= args.critic_warmup < float("inf"):
+        p.error(f"--critic-warmup must be a number of env steps >= 0, got {args.critic_warmup}")
+    if args.critic_warmup and args.trainer != "lean":
+        p.error("--critic-warmup needs --trainer lean")
+
+
+def _check_eval_opponents(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every ``--eval-opponents`` spec makes an agent that plays ``--players``."""
     from bali_env.bots import make_agent
 
     for spec in args.eval_opponents:

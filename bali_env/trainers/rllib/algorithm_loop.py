@@ -16,7 +16,7 @@ from typing import Any
 from bali_env.files import write_text
 
 from bali_env.trainers.entry import TrainingError
-from bali_env.trainers.evaluation.evaluate import evaluate_all, plot_curve, write_csv
+from bali_env.trainers.evaluation.evaluate import EvalRound, evaluate_all, plot_curve, write_csv
 from bali_env.trainers.options import check_left, claim_out, eval_interval
 from bali_env.trainers.progress import ProgressBar, StopOnSignals, say
 from bali_env.trainers.console import bar_postfix, end_lines
@@ -153,8 +153,9 @@ class RllibSession:
         policy = export(self.algo, self.out / name, args, p.steps)
         if games <= 0:
             return
-        evaluate_all(policy, args, games, p.steps, self.start, p.eval_rows, label,
-                     seeds=lambda i: args.seed + 1000 * i + 7, leave=label.startswith("final"))
+        evaluation = EvalRound(games, p.steps, label, seeds=lambda i: args.seed + 1000 * i + 7,
+                               leave=label.startswith("final"))
+        evaluate_all(policy, args, evaluation, self.start, p.eval_rows)
         write_csv(p.eval_rows, self.out / "eval.csv")
         plot_curve(p.eval_rows, self.out / "learning_curve.png", args.players,
                    title=f"RLlib PPO on Bali, {args.players} players")
