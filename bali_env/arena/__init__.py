@@ -1,10 +1,10 @@
 """The arena: round-robin tournaments and leagues between Bali agents on the batched environment,
-with ratings; bots in any language (the bot protocol); one module per job.
+with ratings; one module per job.
 
 | module | job |
 |---|---|
 | ``settings.py`` | ``TournamentSettings``, ``LeagueSettings``, ``GameJob``: every option, its default, one check |
-| ``schedule.py`` | participant names, seat-rotated lineups, whole rotations, agent seeds |
+| ``schedule.py`` | participant names, seat-rotated lineups, whole rotations (the seeds: ``bali_env.engine.seeds``) |
 | ``games.py`` | ``play_games``: the games on one ``BaliVectorEnv``, a record per game |
 | ``workers.py`` | worker processes: shared compilation, the compile notice, interpreted first runs |
 | ``ray_backend.py`` | the same games as Ray tasks, on a local instance or a cluster |
@@ -16,12 +16,11 @@ with ratings; bots in any language (the bot protocol); one module per job.
 | ``tournament.py`` | ``run_tournament``: checks, journal, where to play, progress, result |
 | ``pages.py`` | ``index.html`` (the table, the chart, every game) and a replay page per saved game |
 | ``league.py`` | ``run_league`` (``bali league``): every pair plus the free-for-all, the matrix, the heat map |
-| ``protocol/`` | bots in any language: ``cmd:PROGRAM`` agents speaking JSON lines, their processes and faults |
 
 The clock and forfeits live in ``games.py`` (``Clock``: a participant that runs out of time,
 raises, breaks the bot protocol or chooses an illegal action loses that game) and
 ``stats.py``/``standings.py`` (forfeits by reason, decision times); bots in other languages are
-agents (``protocol/``, ``cmd:`` specs); the web app is ``bali_env.apps.web``.
+agents (``bali_env.bots.protocol``, ``cmd:`` specs); the web app is ``bali_env.apps.web``.
 
 ``run_tournament(["greedy", "random", "random", "random"], num_players=4, games=1000)`` (or
 ``bali tournament --agents greedy random random random --players 4 --games 1000``) plays seeded

@@ -1,6 +1,6 @@
 """Who plays which seat in which game: participant names, seat-rotated lineups, whole
-rotations, the seed each game is dealt from and the seeds agents are built with (the scheme of
-the package docstring)."""
+rotations (the scheme of the package docstring). The seed each game is dealt from and the seeds
+agents are built with are the engine's (``bali_env.engine.seeds``)."""
 
 from __future__ import annotations
 
