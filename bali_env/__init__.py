@@ -12,11 +12,11 @@ downwards only (``tests/test_imports.py`` checks it); rooms on one floor do not 
 | 3 | ``envs/`` | the environment: PettingZoo AEC (``bali_v0``), the batched engine; game records |
 | 4 | ``bots/`` | the bots: ``Agent``, ``make_agent``, random, greedy, mcts, ``ppo``, ``ppo+search``, any language |
 | 5 | ``arena/`` | tournaments, leagues, ratings, on worker processes or Ray |
-| 6 | ``versus/`` | one learner's seat against bots: the Gymnasium envs (``bali_env/Bali-v0``), the SB3 VecEnv |
-| 7 | ``flags.py`` | the command-line flags every command shares |
-| 8 | ``trainers/``, ``speed/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
-| 9 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
-| 10 | this module | the package's face: what ``import bali_env`` gives (no room imports it) |
+| 5 | ``versus/`` | one learner's seat against bots: the Gymnasium envs (``bali_env/Bali-v0``), the SB3 VecEnv |
+| 6 | ``flags.py`` | the command-line flags every command shares |
+| 7 | ``trainers/``, ``speed/`` | ``bali train`` and the commands around it; ``bali bench``, speed against the anchors |
+| 8 | ``apps/`` | what a person runs: the ``bali`` command, the terminal game, the web app, replays |
+| 9 | this module | the package's face: what ``import bali_env`` gives (no room imports it) |
 
 ``import bali_env`` registers the environments' names with Gymnasium and PettingZoo (strings only:
 nothing more is imported until an environment is made); it sets no environment variable and
