@@ -1,16 +1,15 @@
 """Every game setting one object: ``GameConfig`` (the player count and the variants, checked
 once), the tournament's and the league's settings records (every option with its default in one
-place, checked when made, with the errors the checks always gave), the player count checked
-once per tournament, and no public function of the arena taking more than 8 parameters."""
+place, checked when made, with the errors the checks always gave), and the player count checked
+once per tournament (the shape of every function, its parameters and its complexity:
+``tests/test_structure.py``)."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import inspect
 import pickle
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,8 +28,6 @@ from bali_env.arena.league import run_league
 from bali_env.arena.schedule import check_sizes
 from bali_env.engine import GameConfig
 
-ARENA = Path(__file__).resolve().parent.parent / "bali_env" / "arena"
-MAX_PARAMETERS = 8  #: a public function of the arena takes at most this many (``self`` and ``cls`` not counted)
 
 
 # --- GameConfig ------------------------------------------------------------------------------------
@@ -207,64 +204,3 @@ def test_the_player_count_is_checked_once_per_tournament(monkeypatch):
     check_tournament(["random", "random"], settings)
     run_tournament(["random", "random"], settings)
     assert calls == [(2,)]
-
-
-# --- the shape of the arena's functions ------------------------------------------------------------
-
-
-def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> int:
-    """Every parameter of a function (``*args`` and ``**kwargs`` included), ``self``/``cls`` not."""
-    args = node.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return len(names) - (1 if method and names and names[0] in ("self", "cls") else 0)
-
-
-def public_functions_over(limit: int, source: str) -> list[str]:
-    """``name (count)`` for every public function or method of ``source`` (its name and every
-    name around it not starting with ``_``) taking more than ``limit`` parameters."""
-    found = []
-
-    def visit(node: ast.AST, prefix: str, in_class: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = prefix + child.name
-                count = _parameters(child, in_class)
-                if count > limit and not any(part.startswith("_") for part in name.split(".")):
-                    found.append(f"{name} ({count})")
-                visit(child, name + ".", False)
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.", True)
-            else:
-                visit(child, prefix, in_class)
-
-    visit(ast.parse(source), "", False)
-    return found
-
-
-def test_no_public_function_of_the_arena_takes_more_than_8_parameters():
-    found = [f"{path.name}: {hit}" for path in sorted(ARENA.rglob("*.py"))
-             for hit in public_functions_over(MAX_PARAMETERS, path.read_text())]
-    assert not found, "over 8 parameters (put the settings in a record):\n" + "\n".join(found)
-
-
-def test_the_parameter_check_counts_every_parameter():
-    source = ("def wide(a, b, c, d, e, f, g, *args, **kwargs): ...\n"
-              "def narrow(a, b, c, d, e, f, g, h): ...\n"
-              "def _private(a, b, c, d, e, f, g, h, i): ...\n"
-              "class Thing:\n"
-              "    def method(self, a, b, c, d, e, f, g, h): ...\n"
-              "    def wider(self, a, b, c, d, e, f, g, h, *, i): ...\n")
-    assert public_functions_over(MAX_PARAMETERS, source) == ["wide (9)", "Thing.wider (9)"]
-
-
-def test_the_arena_functions_stay_simple():
-    """radon's cyclomatic complexity is under 15 for every function of the arena."""
-    complexity = pytest.importorskip("radon.complexity")
-    found = []
-    for path in sorted(ARENA.rglob("*.py")):
-        for block in complexity.cc_visit(path.read_text()):
-            functions = [f for m in block.methods for f in (m, *m.closures)] if hasattr(block, "methods") \
-                else [block, *getattr(block, "closures", ())]
-            found += [f"{path.name}: {f.fullname} ({f.complexity})" for f in functions if f.complexity >= 15]
-    assert not found, "\n".join(found)

@@ -109,15 +109,25 @@ def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncF
     return found
 
 
+#: public constructors whose keywords are an ecosystem's calling convention, left as they are:
+#: ``gymnasium.make("bali_env/Bali-v0", num_players=..., opponents=...)`` and ``make_vec`` pass
+#: their keywords to the learner's envs, and ``make_agent("greedy:rival_weight=0.5")`` its
+#: settings to the heuristic's constructor
+KEYWORD_CONSTRUCTORS = {"BaliSingleAgentEnv.__init__", "BaliGymVectorEnv.__init__", "BaliSB3VecEnv.__init__",
+                        "GreedyAgent.__init__"}
+
+
 def public_functions_over(limit: int = MAX_PARAMETERS, paths: list[Path] | None = None) -> list[str]:
     """``file:line name (count)`` for every public function or method of ``bali_env`` (its name,
-    and the name of every class or function around it, not starting with ``_``) taking more
-    than ``limit`` parameters."""
+    and the name of every class or function around it, not starting with ``_``; a public class's
+    ``__init__`` is public: it is how the class is called) taking more than ``limit`` parameters."""
     found = []
     for path in source_files(("bali_env",)) if paths is None else paths:
         for name, node, method in _functions(ast.parse(path.read_text(), filename=str(path))):
             count = _parameter_count(node, method)
-            if count > limit and not any(part.startswith("_") for part in name.split(".")):
+            parts = name.split(".")
+            parts = parts[:-1] if method and parts[-1] == "__init__" else parts
+            if count > limit and not any(part.startswith("_") for part in parts) and name not in KEYWORD_CONSTRUCTORS:
                 found.append(f"{_shown(path)}:{node.lineno} {name} ({count})")
     return found
 
@@ -130,8 +140,8 @@ def test_no_public_function_takes_more_than_8_parameters():
 
 
 def test_the_parameter_check_counts_every_parameter(tmp_path):
-    """The check itself: keyword-only, ``*args`` and ``**kwargs`` count, ``self`` does not,
-    and private functions and methods are left out."""
+    """The check itself: keyword-only, ``*args`` and ``**kwargs`` count, ``self`` does not, a
+    public class's ``__init__`` is checked, and private functions and methods are left out."""
     (tmp_path / "many.py").write_text(
         "def wide(a, b, c, d, e, f, g, *args, h, **kwargs): ...\n"
         "def narrow(a, b, c, d, e, f, g, h): ...\n"
@@ -139,10 +149,11 @@ def test_the_parameter_check_counts_every_parameter(tmp_path):
         "class Thing:\n"
         "    def method(self, a, b, c, d, e, f, g, h): ...\n"
         "    def wider(self, a, b, c, d, e, f, g, h, i): ...\n"
+        "    def __init__(self, a, b, c, d, e, f, g, h, i): ...\n"
         "class _Hidden:\n"
         "    def wider(self, a, b, c, d, e, f, g, h, i): ...\n")
     found = public_functions_over(paths=[tmp_path / "many.py"])
-    assert [line.split(" ", 1)[1] for line in found] == ["wide (10)", "Thing.wider (9)"]
+    assert [line.split(" ", 1)[1] for line in found] == ["wide (10)", "Thing.wider (9)", "Thing.__init__ (9)"]
 
 
 # --- private names across rooms ----------------------------------------------------------------
