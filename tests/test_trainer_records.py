@@ -1,8 +1,8 @@
 """The trainers' settings travel as typed records: the AlphaZero self-play job is frozen, checked
 when made (a bad value names its field), pickles (to worker processes and Ray tasks) and keeps its
 defaults in its fields (nothing reads it with ``.get(key, default)``); the self-play rows go
-through the replay buffer unchanged, file and all; no public function of ``bali_env.trainers``
-takes more than 8 parameters."""
+through the replay buffer unchanged, file and all; ``bali train``'s settings are one frozen record
+whose defaults the parser takes (the shape of every function: ``tests/test_structure.py``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from bali_env.trainers.alphazero.jobs import ROW_NAMES, NetworkArrays, Rows, Sel
 from bali_env.trainers.alphazero.selfplay import job_for
 
 TRAINERS = Path(__file__).resolve().parents[1] / "bali_env" / "trainers"
-MAX_PARAMETERS = 8
 GOOD = {"players": 2, "seed": 11, "sims": 8, "c": 1.5, "leaves": 4, "temp_moves": 6}
 
 
@@ -169,51 +168,72 @@ def test_rows_concatenate_select_and_refuse_what_is_not_rows(tmp_path):
         first["seat"]  # noqa: B018 - the subscript is what is tested
 
 
-# --- parameters --------------------------------------------------------------------------------
+def test_bali_trains_settings_are_one_frozen_record(tmp_path):
+    from bali_env.trainers.ppo_selfplay.run_settings import TrainSettings
+    from bali_env.trainers.ppo_selfplay.train import parse_args
+
+    settings = parse_args(["--players", "3", "--opponents", "greedy:2,self:1", "--out", str(tmp_path / "run")])
+    assert isinstance(settings, TrainSettings)
+    assert (settings.players, settings.weights, settings.out) == (3, {"greedy": 2.0, "self": 1.0}, tmp_path / "run")
+    assert settings.game.as_dict() == {"num_players": 3, "oracle": False, "demon": False}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.steps = 10  # type: ignore[misc]
+    assert settings.with_out(tmp_path / "other").out == tmp_path / "other" and settings.out == tmp_path / "run"
 
 
-def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """Every parameter of a function (positional, keyword-only, ``*args``, ``**kwargs``) but
-    ``self`` and ``cls``."""
-    args = node.args
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return [n for n in names if n not in ("self", "cls")]
+def test_bali_trains_settings_are_checked_once_by_the_parser(monkeypatch, tmp_path, capsys):
+    """The flags are checked once, before the record is made (a bad one: exit 2 naming it, no record);
+    the record itself only normalises (a list of opponents, a path given as a string)."""
+    import bali_env.trainers.ppo_selfplay.train as train_module
+    from bali_env.trainers.ppo_selfplay.run_settings import TrainSettings
+
+    checks: list[object] = []
+    check = train_module._check
+    monkeypatch.setattr(train_module, "_check", lambda p, args: checks.append(args) or check(p, args))
+    made = train_module.parse_args(["--out", str(tmp_path / "run")])
+    assert len(checks) == 1 and isinstance(made, TrainSettings)
+    with pytest.raises(SystemExit) as exc:
+        train_module.parse_args(["--gamma", "2", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2 and "--gamma must be in (0, 1]" in capsys.readouterr().err
+    loose = TrainSettings(eval_opponents=["random"], init="a/b.npz")  # type: ignore[arg-type]
+    assert loose.eval_opponents == ("random",) and loose.init == Path("a/b.npz")
 
 
-def wide_public_functions(source: str, where: str = "") -> list[str]:
-    """``where:line name (count)`` for every public function of ``source`` (a module's function
-    or a public class's method, its constructor included, whose name does not start with ``_``)
-    taking more than ``MAX_PARAMETERS`` parameters."""
-    found = []
+def test_bali_trains_defaults_are_the_records():
+    """The parser takes its defaults from ``TrainSettings()`` (declared once), so the two never drift."""
+    from bali_env.trainers.ppo_selfplay.run_settings import DEFAULTS, TrainSettings
+    from bali_env.trainers.ppo_selfplay.train import _parser, defaults
 
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                public = not child.name.startswith("_") or child.name == "__init__"
-                count = len(_parameters(child))
-                if public and count > MAX_PARAMETERS:
-                    found.append(f"{where}:{child.lineno} {prefix}{child.name} ({count})")
-
-    visit(ast.parse(source), "")
-    return found
+    parsed = vars(_parser().parse_args([]))
+    assert parsed == DEFAULTS.parser_defaults()
+    assert list(parsed) == [f.name for f in dataclasses.fields(TrainSettings) if f.name != "weights"]
+    assert TrainSettings.from_namespace(_parser().parse_args([])) == DEFAULTS == defaults()
+    assert DEFAULTS.weights == {"random": 1.0, "greedy": 3.0, "self": 1.0}
 
 
-def test_no_public_function_of_the_trainers_takes_more_than_8_parameters():
-    found = [line for path in sorted(TRAINERS.rglob("*.py"))
-             for line in wide_public_functions(path.read_text(), str(path.relative_to(TRAINERS)))]
-    assert not found, "settings that travel together go into a record:\n" + "\n".join(found)
+def test_bali_trains_config_json_round_trips(tmp_path):
+    """config.json is the record's ``as_config()`` (every flag in the parser's order, ``weights`` last);
+    ``--resume OUT`` reads it back into the same record, and rewrites it unchanged."""
+    import json
+
+    from bali_env.trainers.options import claim_out
+    from bali_env.trainers.ppo_selfplay.train import parse_args
+
+    out = tmp_path / "run"
+    settings = parse_args(["--players", "3", "--oracle", "--eval-opponents", "random", "mcts", "--steps", "5000",
+                           "--opponents", "greedy:2,self:1", "--out", str(out)])
+    assert claim_out(settings, "bali") == out
+    text = (out / "config.json").read_text()
+    assert text == json.dumps(settings.as_config(), indent=2)
+    assert list(json.loads(text))[-1] == "weights" and json.loads(text)["eval_opponents"] == ["random", "mcts"]
+    (out / "resume.pt").write_bytes(b"")
+    resumed = parse_args(["--resume", str(out)])
+    assert resumed == dataclasses.replace(settings, resume=out)
+    claim_out(resumed, "bali")
+    assert (out / "config.json").read_text() == json.dumps(resumed.as_config(), indent=2)
+    assert json.loads((out / "config.json").read_text()) == json.loads(text) | {"resume": str(out)}
 
 
-def test_the_parameter_check_sees_a_wide_function():
-    source = ("def wide(a, b, c, d, e, f, g, *args, h, **kwargs): ...\n"
-              "def eight(a, b, c, d, e, f, g, h): ...\n"
-              "def _private(a, b, c, d, e, f, g, h, i): ...\n"
-              "class Thing:\n"
-              "    def __init__(self, a, b, c, d, e, f, g, h, i): ...\n"
-              "    def method(self, a, b, c, d, e, f, g, h): ...\n"
-              "    @classmethod\n"
-              "    def make(cls, a, b, c, d, e, f, g, h, i): ...\n")
-    assert wide_public_functions(source) == [":1 wide (10)", ":5 Thing.__init__ (9)", ":8 Thing.make (9)"]
+def test_the_training_loop_carries_the_record_not_a_namespace():
+    loops = [TRAINERS / "ppo_selfplay" / name for name in ("loop.py", "pool.py")]
+    assert not [path.name for path in loops if "Namespace" in path.read_text()]

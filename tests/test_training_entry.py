@@ -84,8 +84,7 @@ def test_an_out_holding_a_run_keeps_its_message(tmp_path, capsys):
         parse_args(["--out", str(out)])
     assert exc.value.code == 2
     assert f"--out {str(out)!r} holds an unfinished training run (config.json)" in capsys.readouterr().err
-    args = parse_args(["--out", str(tmp_path / "other")])
-    args.out = out
+    args = parse_args(["--out", str(tmp_path / "other")]).with_out(out)
     with pytest.raises(TrainingError, match="already holds a training run"):
         claim_out(args, "bali")
 

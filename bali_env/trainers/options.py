@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,9 @@ AUTO_POINTS = 5  #: without ``--eval-every``, a run evaluates every fifth of its
 OUTPUTS = ("config.json", "summary.json", "resume.pt", "rllib_checkpoint", "final.zip", "final.pt", "final.npz",
            "eval.csv", "learning_curve.png", "progress.csv", "checkpoints", "tb", "curve.csv", "curve.png",
            "exploit.csv", "exploit.json", "exploit.png")
+#: a run's settings as the shared pieces read them: ``bali train``'s frozen ``TrainSettings``
+#: (``bali_env.trainers.ppo_selfplay.run_settings``) or RLlib's checked ``argparse.Namespace``
+RunSettings = Any
 RESUMABLE_FILES = ("resume.pt", "rllib_checkpoint")  #: what ``--resume`` continues from
 RESUMABLE = ("steps", "minutes", "eval_workers", "progress")  #: what ``--resume`` may change
 HELP_EPILOG = ("The first Ctrl-C or SIGTERM ends the run cleanly: it saves {checkpoint} (continue with --resume OUT), "
@@ -72,10 +75,10 @@ SHARED: dict[str, dict[str, Any]] = {
 }
 
 
-def parents(name: str) -> list[argparse.ArgumentParser]:
+def parents(name: str, *, players: int = 2, seed: int = 0) -> list[argparse.ArgumentParser]:
     """The shared flags both trainers take (``bali_env.flags``); ``name``: the trainer's
-    default folder name (``runs/NAME-YYYYmmdd-HHMMSS``)."""
-    return [flags.players(2), flags.variants(), flags.seed(0, "the deals, the opponents and the learner"),
+    default folder name (``runs/NAME-YYYYmmdd-HHMMSS``); ``players`` and ``seed``: the defaults."""
+    return [flags.players(players), flags.variants(), flags.seed(seed, "the deals, the opponents and the learner"),
             flags.out(f"output folder (default: a new folder {OUT_PARENT}/{name}-YYYYmmdd-HHMMSS for every run)"),
             flags.overwrite("training run"), flags.progress()]
 
@@ -96,11 +99,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def add_shared(p: argparse.ArgumentParser, flags: str, *, name: str, checkpoint: str,
-               helps: dict[str, str] | None = None) -> None:
+               helps: dict[str, str] | None = None, defaults: Mapping[str, Any] | None = None) -> None:
     """Add the ``SHARED`` flags named in ``flags`` (space separated, in that order) to ``p``;
-    ``helps`` replaces the help of some; ``name`` and ``checkpoint`` fill the helps' blanks."""
+    ``helps`` replaces the help of some; ``name`` and ``checkpoint`` fill the helps' blanks;
+    ``defaults`` (by destination, e.g. ``eval_games``) replaces the default of some (a trainer's
+    settings record declares its own)."""
     for flag in flags.split():
         kwargs = dict(SHARED[flag])
+        dest = flag[2:].replace("-", "_")
+        if defaults is not None and dest in defaults:
+            kwargs["default"] = defaults[dest]
         kwargs["help"] = (helps or {}).get(flag, kwargs["help"]).format(name=name, checkpoint=checkpoint)
         p.add_argument(flag, **kwargs)
 
@@ -216,7 +224,7 @@ def _check_out(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             p.error(str(exc))
 
 
-def eval_interval(args: argparse.Namespace) -> float:
+def eval_interval(args: RunSettings) -> float:
     """Env steps between evaluations: ``--eval-every`` (0: none, ``inf``), or by default
     ``min(1e6, --steps / 5)``, so a run bounded by ``--steps`` has at least five points."""
     if args.eval_every is None:
@@ -248,7 +256,7 @@ def _holds_a_run(out: Path) -> str:
             f"--resume {str(out)!r}, or choose another folder")
 
 
-def check_left(args: argparse.Namespace, steps: int, elapsed: float) -> None:
+def check_left(args: RunSettings, steps: int, elapsed: float) -> None:
     """TrainingError when a resumed run already reached its end (``steps`` env steps, ``elapsed``
     seconds against ``--steps`` and ``--minutes``, totals over the whole run)."""
     if steps >= args.steps or (args.minutes > 0 and elapsed >= args.minutes * 60):
@@ -257,35 +265,49 @@ def check_left(args: argparse.Namespace, steps: int, elapsed: float) -> None:
                             "(totals over the whole run) to train further")
 
 
-def claim_out(args: argparse.Namespace, name: str) -> Path:
-    """Make ``args.out`` this run's folder and write its ``config.json`` (every flag); returns the
-    folder. A new run without ``--out`` gets a new folder ``runs/NAME-YYYYmmdd-HHMMSS`` (named on
-    stderr, as ``bali tournament`` names its own); a new run with ``--out`` creates that folder's
-    config.json exclusively (TrainingError, nothing written, when another run holds it, also one
-    started at the same moment; with ``--overwrite`` the earlier run's ``OUTPUTS`` are removed first);
-    a resumed run rewrites its config.json (its new limits)."""
+def claim_out(args: RunSettings, name: str) -> Path:
+    """Make the run's folder and write its ``config.json`` (every flag); returns the folder.
+    ``args``: the run's settings, an ``argparse.Namespace`` (RLlib's, whose ``out`` is set to the
+    folder) or a frozen record with ``as_config()`` (``bali train``'s ``TrainSettings``: the caller
+    takes the folder returned). A new run without ``--out`` gets a new folder
+    ``runs/NAME-YYYYmmdd-HHMMSS`` (named on stderr, as ``bali tournament`` names its own); a new run
+    with ``--out`` creates that folder's config.json exclusively (TrainingError, nothing written,
+    when another run holds it, also one started at the same moment; with ``--overwrite`` the earlier
+    run's ``OUTPUTS`` are removed first); a resumed run rewrites its config.json (its new limits)."""
+    out = _claim(args, name)
+    if isinstance(args, argparse.Namespace):
+        args.out = out
+    return out
+
+
+def _claim(args: Any, name: str) -> Path:
+    """``claim_out``'s work: the folder claimed, its config.json written."""
+    out: Path | None = args.out
     if args.resume is not None:
-        write_text(args.out / "config.json", _config_text(args))
-        return args.out
-    chosen = args.out is None
-    if not chosen and getattr(args, "overwrite", False) and args.out.is_dir():
-        removed = remove_outputs(args.out, OUTPUTS)
+        write_text(out / "config.json", _config_text(args, out))  # type: ignore[operator]
+        return out  # type: ignore[return-value]
+    chosen = out is None
+    if out is not None and getattr(args, "overwrite", False) and out.is_dir():
+        removed = remove_outputs(out, OUTPUTS)
         if removed:
-            print(f"--overwrite: replacing the earlier run in {args.out} ({', '.join(removed)})", file=sys.stderr)
+            print(f"--overwrite: replacing the earlier run in {out} ({', '.join(removed)})", file=sys.stderr)
     try:
-        if chosen:
-            args.out = new_output_dir(OUT_PARENT, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
-        args.out.mkdir(parents=True, exist_ok=True)
-        with open(args.out / "config.json", "x") as f:
-            f.write(_config_text(args))
+        if out is None:
+            out = new_output_dir(OUT_PARENT, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out / "config.json", "x") as f:
+            f.write(_config_text(args, out))
     except FileExistsError as exc:
-        raise TrainingError(str(exc) if chosen else _holds_a_run(args.out)) from None
+        raise TrainingError(str(exc) if chosen else _holds_a_run(out)) from None  # type: ignore[arg-type]
     except OSError as exc:
-        raise TrainingError(f"--out {str(args.out or OUT_PARENT)!r}: cannot create it ({exc})") from None
+        raise TrainingError(f"--out {str(out or OUT_PARENT)!r}: cannot create it ({exc})") from None
     if chosen:
-        print(f"writing to {args.out}", file=sys.stderr, flush=True)
-    return args.out
+        print(f"writing to {out}", file=sys.stderr, flush=True)
+    return out
 
 
-def _config_text(args: argparse.Namespace) -> str:
-    return json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, indent=2)
+def _config_text(args: Any, out: Path) -> str:
+    """config.json: every setting (a record's ``as_config()``, or a Namespace's attributes), ``out`` the folder."""
+    config = dict(vars(args)) if isinstance(args, argparse.Namespace) else args.as_config()
+    config["out"] = out
+    return json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in config.items()}, indent=2)

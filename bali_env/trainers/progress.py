@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from bali_env.trainers.options import RunSettings
 
 
 class ProgressBar:
@@ -18,7 +19,7 @@ class ProgressBar:
     (``--minutes`` less what the final evaluation is kept; ``set_total`` moves it). Its postfix
     says what the run is learning (``advance``'s ``describe``)."""
 
-    def __init__(self, args: argparse.Namespace, start: float, steps: int = 0, total: float | None = None) -> None:
+    def __init__(self, args: RunSettings, start: float, steps: int = 0, total: float | None = None) -> None:
         from tqdm.auto import tqdm
 
         self.by_time = args.minutes > 0
@@ -54,7 +55,7 @@ class ProgressBar:
 
 
 @contextmanager
-def task_bar(args: argparse.Namespace, label: str, total: int, leave: bool = False) -> Iterator[Any]:
+def task_bar(args: RunSettings, label: str, total: int, leave: bool = False) -> Iterator[Any]:
     """A bar over ``total`` games of one task (an evaluation: ``LABEL: k/N games``) within the
     block, or None without ``--progress``."""
     if not getattr(args, "progress", True):

@@ -8,7 +8,6 @@ used by ``bali_env.trainers.rllib.launch`` and ``bali_env.trainers.evaluation.cu
 
 from __future__ import annotations
 
-import argparse
 import csv
 import time
 from collections.abc import Callable
@@ -20,13 +19,14 @@ from bali_env.files import replace_when_done
 
 from bali_env.trainers.ppo_selfplay.checkpoints import save_model
 from bali_env.trainers.console import eval_line
+from bali_env.trainers.options import RunSettings
 
 #: the tournament seeds ``bali train``'s evaluation plays (``EVAL_SEEDS[step % 997]``): tournaments deal
 #: from ``deal_seed(seed, k)``, so these games never share a deal with the kept figures' runs (seeds 1-3)
 EVAL_SEEDS = range(10_000, 10_997)
 
 
-def evaluate(policy_path: Path, opponent: str, args: argparse.Namespace, games: int, seed: int,
+def evaluate(policy_path: Path, opponent: str, args: RunSettings, games: int, seed: int,
              progress: bool | Callable[[int], None] = False) -> dict[str, Any]:
     """Win rate of an exported policy (``.npz``, played by the ``ppo`` agent) against ``opponent``
     (an agent spec) over ``games`` seat-rotated games; ``progress`` is ``run_tournament``'s (a
@@ -42,7 +42,7 @@ def evaluate(policy_path: Path, opponent: str, args: argparse.Namespace, games: 
             "mean_score": learner["mean_score"]}
 
 
-def eval_opponents(args: argparse.Namespace) -> list[str]:
+def eval_opponents(args: RunSettings) -> list[str]:
     """The agents a run's checkpoints are evaluated against (``--eval-opponents``; RLlib's: random, greedy)."""
     return list(getattr(args, "eval_opponents", ("random", "greedy")))
 
@@ -81,7 +81,7 @@ class EvalRound:
     leave: bool = False
 
 
-def evaluate_all(policy_path: Path, args: argparse.Namespace, evaluation: EvalRound, start: float,
+def evaluate_all(policy_path: Path, args: RunSettings, evaluation: EvalRound, start: float,
                  eval_rows: list[dict[str, Any]]) -> float:
     """Play the exported policy against each of ``eval_opponents(args)`` as ``evaluation`` says
     under one progress bar (``LABEL: k/N games``, with ``--progress``), print a line per opponent,
@@ -145,7 +145,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, players: int, title: str 
     plt.close(fig)
 
 
-def evaluate_checkpoint(model: Any, args: argparse.Namespace, name: str, step: int, games: int,
+def evaluate_checkpoint(model: Any, args: RunSettings, name: str, step: int, games: int,
                         eval_rows: list[dict[str, Any]], start: float, label: str = "evaluating") -> tuple[Path, float]:
     """Save the model as ``checkpoints/NAME``, export its policy next to it (``.npz``), play it
     ``games`` games against each of ``--eval-opponents`` (random and greedy by default; none

@@ -19,6 +19,7 @@ import numpy as np
 from bali_env.files import replace_when_done
 
 from bali_env.trainers.entry import TrainingError
+from bali_env.trainers.ppo_selfplay.run_settings import TrainSettings
 
 CHECKPOINT = "resume.pt"  #: the checkpoint ``--resume`` continues from (in the run's folder)
 CHECKPOINT_FORMAT = "bali-env/train-checkpoint"  #: the ``format`` field of a checkpoint (version 1)
@@ -30,7 +31,7 @@ def save_model(model: Any, path: Path) -> None:
         model.save(f)
 
 
-def save_checkpoint(path: Path, model: Any, args: argparse.Namespace, pool: Any, venv: Any,
+def save_checkpoint(path: Path, model: Any, args: TrainSettings, pool: Any, venv: Any,
                     progress: dict[str, Any]) -> None:
     """Write everything ``--resume`` needs to ``path`` (one file, moved into place when complete):
     the model with its optimizer, the self-play pool, the games in flight, the random generators
@@ -52,7 +53,7 @@ def save_checkpoint(path: Path, model: Any, args: argparse.Namespace, pool: Any,
         torch.save(state, tmp)
 
 
-def load_checkpoint(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+def load_checkpoint(path: Path, args: TrainSettings) -> dict[str, Any]:
     """The checkpoint ``save_checkpoint`` wrote; TrainingError saying what is wrong."""
     import torch
 
@@ -67,7 +68,7 @@ def load_checkpoint(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     return state
 
 
-def restore_model(model: Any, args: argparse.Namespace, venv: Any, saved: dict[str, Any]) -> Any:
+def restore_model(model: Any, args: TrainSettings, venv: Any, saved: dict[str, Any]) -> Any:
     """The model of a resumed run over ``venv`` (whose games are put back first)."""
     import io
 
@@ -123,13 +124,13 @@ def grow_state(target: dict[str, Any], saved: dict[str, Any]) -> dict[str, Any]:
     return grown
 
 
-def init_problem(args: argparse.Namespace) -> str | None:
+def init_problem(args: TrainSettings | argparse.Namespace) -> str | None:
     """Why ``--init`` cannot start this run (None when it can): not a valid export or saved model of
     this run's trainer, or another depth, activation or input than ``--net``, ``--activation`` and
     ``--features``, or a hidden layer wider than the run's (narrower ones grow: ``grow_state``). An
     export that reads the observation alone may start a network that also reads features; a saved
     model sets the critic too (it does not record its activation, so that one is the caller's to
-    match)."""
+    match). ``args``: the run's settings, or the command line being checked (before they are made)."""
     from bali_env.bots.features import feature_count
     from bali_env.engine import N_ACTIONS, OBS_DIM
 
@@ -141,7 +142,7 @@ def init_problem(args: argparse.Namespace) -> str | None:
     return _export_problem(args, wanted)
 
 
-def _saved_model_problem(args: argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
+def _saved_model_problem(args: TrainSettings | argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
     """``init_problem`` for a saved model: it loads as ``--trainer``'s, and its actor and critic
     grow into the layers ``wanted`` (the actor's, (out, in) each)."""
     from bali_env.engine import N_ACTIONS
@@ -163,7 +164,7 @@ def _saved_model_problem(args: argparse.Namespace, wanted: list[tuple[int, int]]
     return None
 
 
-def _export_problem(args: argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
+def _export_problem(args: TrainSettings | argparse.Namespace, wanted: list[tuple[int, int]]) -> str | None:
     """``init_problem`` for an exported policy: it loads, reads this run's input and its actor
     (and activation) grows into the layers ``wanted``."""
     from bali_env.bots.ppo import ExportedPolicy

@@ -17,7 +17,6 @@ final evaluation is part of the budget (``Session``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -39,6 +38,7 @@ from bali_env.trainers.ppo_selfplay.checkpoints import (
 from bali_env.trainers.evaluation.evaluate import eval_opponents, evaluate_checkpoint
 from bali_env.trainers.options import AUTO_POINTS, check_left, claim_out, eval_interval
 from bali_env.trainers.ppo_selfplay.pool import add_snapshot, build_pool, log_returns
+from bali_env.trainers.ppo_selfplay.run_settings import TrainSettings
 from bali_env.trainers.progress import ProgressBar, StopOnSignals, say
 from bali_env.trainers.console import Budget, FinalEval, bar_postfix, end_lines, plan_line, short_of_budget, spent
 
@@ -70,7 +70,7 @@ def make_logger(out: Path) -> Any:
     return Logger(str(out), [AppendingCSV(out / "progress.csv"), make_output_format("tensorboard", str(out / "tb"))])
 
 
-def make_model(args: argparse.Namespace, venv: Any) -> tuple[Any, str]:
+def make_model(args: TrainSettings, venv: Any) -> tuple[Any, str]:
     """The PPO learner of ``args.trainer`` over ``venv`` and the extension its saves use:
     sb3-contrib's ``MaskablePPO`` (``.zip``) or ``bali_env.trainers.ppo_selfplay.lean.LeanPPO`` (``.pt``)."""
     import torch
@@ -103,7 +103,7 @@ def quiet_logger() -> Any:
     return Logger(folder=None, output_formats=[])
 
 
-def learn(model: Any, args: argparse.Namespace, on_step: Any) -> None:
+def learn(model: Any, args: TrainSettings, on_step: Any) -> None:
     """Run ``model.learn`` (either trainer) up to ``--steps`` in all (a resumed model goes on from
     its step count), calling ``on_step(env steps)`` after every env step; it returns False to stop."""
     if args.trainer == "lean":
@@ -135,7 +135,7 @@ class RunProgress:
     eval_rate: float = 0.0  #: seconds per game of the latest evaluation (0: none yet): the final one's estimate
 
     @classmethod
-    def fresh(cls, args: argparse.Namespace) -> RunProgress:
+    def fresh(cls, args: TrainSettings) -> RunProgress:
         """The counters of a new run: the first snapshot and evaluation due after their intervals."""
         return cls(due={"snapshot": args.snapshot_every, "eval": eval_interval(args),
                         "eval_seconds": 60 * getattr(args, "eval_minutes", 0.0)})
@@ -160,7 +160,7 @@ class Session:
     one is larger, whose games cost less each). A fresh run therefore evaluates its starting
     policy first (the learning curve's first point, and the first timing)."""
 
-    def __init__(self, args: argparse.Namespace, model: Any, venv: Any, pool: Any, progress: RunProgress,
+    def __init__(self, args: TrainSettings, model: Any, venv: Any, pool: Any, progress: RunProgress,
                  ext: str, begun: float | None = None) -> None:
         self.args, self.model, self.venv, self.pool, self.progress, self.ext = args, model, venv, pool, progress, ext
         self.out: Path = args.out
@@ -340,7 +340,7 @@ class Session:
         return summary
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
+def train(args: TrainSettings) -> dict[str, Any]:
     """Run the training described by ``args`` (or continue the one in ``args.resume``); returns the
     summary. TrainingError (nothing written) for a run that cannot start (its folder taken) or has
     nothing left to do. ``--minutes`` counts from here (the packages' import and the model's
@@ -359,12 +359,12 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     else:
         progress = RunProgress.from_dict(saved["progress"])
         check_left(args, progress.steps, progress.elapsed)
-    out = claim_out(args, OUT_NAME)  # config.json: a new run's, or a resumed run's new limits
+    args = args.with_out(claim_out(args, OUT_NAME))  # config.json: a new run's, or a resumed run's new limits
+    out: Path = args.out
     progress.sessions += 1
     (out / "checkpoints").mkdir(exist_ok=True)
     pool = build_pool(args, saved)
-    venv = BaliSB3VecEnv(args.envs, pool, num_players=args.players, oracle=args.oracle, demon=args.demon,
-                         seed=args.seed, reward=args.reward,
+    venv = BaliSB3VecEnv(args.envs, pool, **args.game.as_dict(), seed=args.seed, reward=args.reward,
                          features=None if args.features == "none" else args.features)
     model, ext = make_model(args, venv)
     if saved:

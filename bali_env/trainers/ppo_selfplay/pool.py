@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import numpy as np
@@ -19,9 +18,10 @@ from bali_env.versus.opponents import (  # noqa: F401 - the pool's names, as tra
     opponent,
     opponent_weights,
 )
+from bali_env.trainers.ppo_selfplay.run_settings import TrainSettings
 
 
-def build_pool(args: argparse.Namespace, saved: dict[str, Any] | None = None) -> OpponentPool:
+def build_pool(args: TrainSettings, saved: dict[str, Any] | None = None) -> OpponentPool:
     """A run's opponent pool: every opponent of ``args.weights`` but ``self``, with its weight
     (self-play snapshots join during the run, ``add_snapshot``), or a resumed run's pool as it
     was saved."""
@@ -35,7 +35,7 @@ def build_pool(args: argparse.Namespace, saved: dict[str, Any] | None = None) ->
     return pool
 
 
-def add_snapshot(pool: OpponentPool, policy: Any, args: argparse.Namespace, step: int) -> None:
+def add_snapshot(pool: OpponentPool, policy: Any, args: TrainSettings, step: int) -> None:
     """Add a frozen copy of the learner's ``policy`` as ``self@STEP`` (its share of the ``self``
     weight), dropping the oldest snapshot past ``--pool-size``; nothing without a ``self`` weight."""
     weight = args.weights.get("self", 0)

@@ -100,9 +100,11 @@ from bali_env.trainers.ppo_selfplay.loop import COMMAND, OUT_NAME, make_logger, 
 from bali_env.trainers.options import HELP_EPILOG, RESUMABLE, HelpFormatter, add_shared, check_positive, parse
 from bali_env.trainers.options import parents as shared_parents
 from bali_env.trainers.ppo_selfplay.pool import OPPONENT_KINDS, log_returns, opponent_kinds, opponent_weights
+from bali_env.trainers.ppo_selfplay.run_settings import DEFAULTS, TrainSettings
 
 __all__ = [  # what ``bali_env.trainers.ppo_selfplay.train`` offers; most of it lives in the modules its package maps
-    "BEFORE_FLAGS", "CHECKPOINT", "FRAMEWORKS", "OPPONENT_KINDS", "RESUMABLE", "TRAIN_EXTRA", "TrainingError",
+    "BEFORE_FLAGS", "CHECKPOINT", "DEFAULTS", "FRAMEWORKS", "OPPONENT_KINDS", "RESUMABLE", "TRAIN_EXTRA",
+    "TrainSettings", "TrainingError",
     "add_arguments", "defaults", "evaluate", "evaluate_checkpoint", "framework", "init_problem", "load_actor",
     "load_checkpoint", "log_returns", "make_logger", "make_model", "missing_packages", "opponent_kinds", "parents",
     "parse_args", "plot_curve", "run", "run_argv", "save_checkpoint", "save_model", "saved_policy", "train",
@@ -114,15 +116,16 @@ FRAMEWORKS = ("sb3", "rllib")  #: ``--framework``: this module, or ``bali_env.tr
 TRAIN_EXTRA = "train extra: pip install torch==2.13.0 && pip install -e '.[train]'"  #: what installs the packages
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The training configuration of ``bali train ARGV`` (every flag checked: ``p.error`` names
-    it). With ``--resume OUT`` the configuration is OUT/config.json's, with only ``RESUMABLE`` changed."""
-    return parse(_parser, argv, checkpoint=CHECKPOINT, check=_check, before=BEFORE_FLAGS)
+def parse_args(argv: list[str] | None = None) -> TrainSettings:
+    """The training settings of ``bali train ARGV``, made once every flag is checked (``p.error``
+    names a bad one). With ``--resume OUT`` they are OUT/config.json's, with only ``RESUMABLE`` changed."""
+    return TrainSettings.from_namespace(parse(_parser, argv, checkpoint=CHECKPOINT, check=_check,
+                                              before=BEFORE_FLAGS))
 
 
-def defaults() -> argparse.Namespace:
-    """``bali train``'s default configuration (not validated: nothing is written)."""
-    return _parser().parse_args([])
+def defaults() -> TrainSettings:
+    """``bali train``'s default settings (``DEFAULTS``; nothing checked against the disk)."""
+    return DEFAULTS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,7 +150,7 @@ def parents(framework: str = "sb3") -> list[argparse.ArgumentParser]:
         from bali_env.trainers.rllib.launch import parents as rllib_parents
 
         return rllib_parents()
-    return shared_parents(OUT_NAME)
+    return shared_parents(OUT_NAME, players=DEFAULTS.players, seed=DEFAULTS.seed)
 
 
 def _add_framework(p: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None, help: str) -> None:
@@ -169,48 +172,52 @@ def add_arguments(p: argparse.ArgumentParser, framework: str = "sb3") -> None:
                      "OUT/final.npz (play it as ppo:path=OUT/final.npz) and OUT/summary.json.")
     p.epilog = HELP_EPILOG.format(checkpoint=f"OUT/{CHECKPOINT}")
 
+    default = DEFAULTS.parser_defaults()  # the defaults, declared once (the record's)
+
     def shared(flags: str) -> None:
         """Add the training flags named in ``flags`` (``bali_env.trainers.options.SHARED``)."""
-        add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT)
+        add_shared(p, flags, name=OUT_NAME, checkpoint=CHECKPOINT, defaults=default)
 
     shared("--steps --minutes")
-    p.add_argument("--envs", type=int, default=512, help="games stepped together in the batched env")
-    p.add_argument("--opponents", default="random:1,greedy:3,self:1",
+    p.add_argument("--envs", type=int, default=default["envs"], help="games stepped together in the batched env")
+    p.add_argument("--opponents", default=default["opponents"],
                    help="opponents with weights, SPEC:WEIGHT,...: any agent spec (random, greedy, mcts, "
                         "mcts:sims=400, ppo, ppo:path=FILE.npz, mybot.py:MyBot, 'cmd:PROGRAM ARGS') or self "
                         "(past snapshots of the learner)")
-    p.add_argument("--mcts-sims", type=int, default=200, help="simulations per move of the mcts opponents")
-    p.add_argument("--eval-opponents", nargs="+", default=["random", "greedy"], metavar="SPEC",
+    p.add_argument("--mcts-sims", type=int, default=default["mcts_sims"],
+                   help="simulations per move of the mcts opponents")
+    p.add_argument("--eval-opponents", nargs="+", default=default["eval_opponents"], metavar="SPEC",
                    help="the agents every checkpoint is evaluated against (any agent spec)")
-    p.add_argument("--eval-minutes", type=float, default=0.0,
+    p.add_argument("--eval-minutes", type=float, default=default["eval_minutes"],
                    help="also evaluate every this many minutes of the run (0: as --eval-every says)")
     shared("--pool-size --snapshot-every --eval-every --eval-games --final-eval-games --eval-workers")
-    _add_framework(p, FRAMEWORKS, "sb3", "sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, with its own "
-                   "flags (bali train --framework rllib --help; needs the rllib extra)")
-    p.add_argument("--trainer", default="sb3", choices=("sb3", "lean"),
+    _add_framework(p, FRAMEWORKS, default["framework"], "sb3: this trainer; rllib: Ray RLlib's multi-agent PPO, "
+                   "with its own flags (bali train --framework rllib --help; needs the rllib extra)")
+    p.add_argument("--trainer", default=default["trainer"], choices=("sb3", "lean"),
                    help="sb3-contrib MaskablePPO (default, saves .zip) or the lean PPO of "
                         "bali_env.trainers.ppo_selfplay.lean (.pt)")
     p.add_argument("--privileged-critic", action="store_true",
                    help="lean trainer only: the critic also sees the hidden state "
                         "(bali_env.trainers.ppo_selfplay.privileged); "
                         "the exported policy does not")
-    p.add_argument("--critic-warmup", type=float, default=0.0, metavar="STEPS",
+    p.add_argument("--critic-warmup", type=float, default=default["critic_warmup"], metavar="STEPS",
                    help="lean trainer only: the actor stays frozen (only the critic learns) until the run has "
                         "played this many env steps; for a fresh critic under a trained actor (--init FILE.npz)")
-    p.add_argument("--init", type=Path, default=None, metavar="FILE",
+    p.add_argument("--init", type=Path, default=default["init"], metavar="FILE",
                    help="start from an exported policy FILE.npz (the actor; the critic starts fresh) or from "
                         "a run's saved model (OUT/final.zip, or final.pt with --trainer lean: actor and critic); "
                         "same --activation and --features; --net as deep, each layer as wide or wider (the extra "
                         "units start with zero weights out)")
-    p.add_argument("--features", default="greedy-v1", choices=("greedy-v1", "none"),
+    p.add_argument("--features", default=default["features"], choices=("greedy-v1", "none"),
                    help="what the network reads besides the observation: the heuristic's estimates "
                         "(bali_env.bots.features) or nothing")
     shared("--lr --net")
-    p.add_argument("--activation", default="relu", choices=("relu", "tanh"), help="hidden layer activation")
-    p.add_argument("--n-steps", type=int, default=64, help="steps per env per PPO rollout")
-    p.add_argument("--batch-size", type=int, default=2048, help="PPO minibatch size")
+    p.add_argument("--activation", default=default["activation"], choices=("relu", "tanh"),
+                   help="hidden layer activation")
+    p.add_argument("--n-steps", type=int, default=default["n_steps"], help="steps per env per PPO rollout")
+    p.add_argument("--batch-size", type=int, default=default["batch_size"], help="PPO minibatch size")
     shared("--epochs --gamma --ent-coef --reward")
-    p.add_argument("--torch-threads", type=int, default=2,
+    p.add_argument("--torch-threads", type=int, default=default["torch_threads"],
                    help="PyTorch threads (the env steps between PPO updates, so both cores go to the update)")
     shared("--resume")
 
