@@ -57,3 +57,36 @@ def test_the_check_sees_a_name_twice(tmp_path):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
     assert repeated(names(tmp_path)) == {"run": ["bali_env/arena/run.py", "bali_env/speed/run.py"]}
+
+
+def unmapped(root: Path = ROOT) -> dict[str, list[str]]:
+    """Package -> the modules and subpackages its docstring's map does not name."""
+    import ast
+
+    found = {}
+    for init in sorted((root / "bali_env").rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        folder = init.parent
+        names = [p.name for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]
+        names += [d.name + "/" for d in sorted(folder.iterdir()) if (d / "__init__.py").is_file()]
+        missing = [n for n in names if f"``{n}``" not in doc]
+        if missing:
+            found[str(folder.relative_to(root))] = missing
+    return found
+
+
+def test_every_room_maps_its_modules():
+    """Every package's docstring names each of its modules and subpackages (``module.py``,
+    ``room/``): the map a maintainer reads first."""
+    assert unmapped() == {}
+
+
+def test_the_map_check_sees_a_module_left_out(tmp_path):
+    """The check itself: a module the map does not name is found."""
+    room = tmp_path / "bali_env" / "room"
+    room.mkdir(parents=True)
+    (room / "__init__.py").write_text('"""A room.\n\n| ``kept.py`` | mapped |\n"""\n')
+    (room / "kept.py").write_text("")
+    (room / "left_out.py").write_text("")
+    (tmp_path / "bali_env" / "__init__.py").write_text('"""| ``room/`` | a room |"""\n')
+    assert unmapped(tmp_path) == {"bali_env/room": ["left_out.py"]}
