@@ -144,7 +144,10 @@ class BaliSingleAgentEnv(gymnasium.Env):
         return self._obs["observation"], reward, done, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool[44] (all False after the end)."""
+        """The learner's legal actions as a bool[44] (all False after the end); RuntimeError
+        before the first ``reset()``."""
+        if self._obs is None:
+            raise RuntimeError("call reset() before action_masks()")
         return self._obs["action_mask"].astype(bool)
 
     def state_dict(self) -> dict[str, Any]:

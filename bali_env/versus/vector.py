@@ -44,7 +44,7 @@ from gymnasium.vector import AutoresetMode
 
 from bali_env import engine as C
 from bali_env.bots.features import feature_count, policy_input
-from bali_env.engine.validate import check_choice, check_seed
+from bali_env.engine.validate import check_action, check_choice, check_seed
 from bali_env.envs.batched import BaliVectorEnv
 
 from bali_env.versus.opponents import DEFAULT_OPPONENTS, OpponentPool, pool_from_spec
@@ -163,7 +163,10 @@ class BaliGymVectorEnv(gymnasium.vector.VectorEnv):
         return policy_input(g.obs, g.action_masks, self.features, checked=True)  # the env's own buffers
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, bool ``[num_envs, 44]``."""
+        """The learners' legal actions, bool ``[num_envs, 44]``; RuntimeError before the first
+        ``reset()``."""
+        if not self._seeded:
+            raise RuntimeError("call reset() before action_masks()")
         return self.games.action_masks.astype(bool)
 
     def _infos(self, masks: np.ndarray, out: _StepResult | None = None) -> dict[str, Any]:
@@ -207,6 +210,8 @@ class BaliGymVectorEnv(gymnasium.vector.VectorEnv):
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_envs} integers (one per game), got {acts.dtype} {acts.shape}")
+        if acts.size and acts.min() < 0:  # -1 leaves a batched game as it is; a learner's action is 0..43
+            check_action(int(acts[np.flatnonzero(acts < 0)[0]]))  # raises the AEC env's out-of-range error
         acts = self.games._check_actions(acts).copy()  # ids out of 0..43: the AEC env's error
         out = _StepResult(self.num_envs)
         resetting = self._autoreset.copy()  # NEXT_STEP: these slots show their next game, their action unused
