@@ -6,6 +6,7 @@
 - ``rerun``: play those kept tournaments again from their own configuration;
 - ``compare``: this checkout's speed against another commit, in one run;
 - ``throughput``: env steps per second of the training configurations;
+- ``puffer_vs_train``: PufferLib's trainer (PuffeRL) against ``bali train`` in env steps per second, same budget;
 - ``alphazero``: what a generation of ``bali az`` costs (self-play on 1 and 2 workers, training, gate);
 - ``gumbel``: Gumbel's root against PUCT's at equal wall time (matches against the shipped policy);
 - ``roots_selfplay``: the two roots' self-play cost, timed in alternating rounds in one process;

@@ -427,27 +427,39 @@ def exploit_table() -> str:
 
 
 #: every way into the game, for docs/environment.md: (``bali_env.speed.ways`` key, the way, its
-#: construction, its conventions)
+#: construction, its conventions, the ecosystem's own checks it passes in tests/test_ecosystem.py)
 WAY_ROWS = [
     ("pettingzoo_aec", "PettingZoo AEC", "`import bali_env`; `bali_env.env(num_players=2)`",
      "every seat a player; reward at the end (+1 each winner, -1 the others); `action_mask` in each "
-     "observation; an illegal move ends the game, -1 for the mover (`raw_env`: raises)"),
+     "observation (`observation=\"flat\"`: a `Box`, the mask in `infos`); an illegal move ends the game, -1 for "
+     "the mover (`raw_env`: raises)",
+     "`api_test`, `seed_test`, `render_test`; SuperSuit (below)"),
     ("gymnasium", "Gymnasium", '`import gymnasium, bali_env`; `gymnasium.make("bali_env/Bali-v0", opponents="random")`',
      "the learner's seat against bots; reward at the end; `info[\"action_mask\"]`, `action_masks()`; an "
-     "illegal move ends the episode with -1; `terminated` at the end, never truncated"),
+     "illegal move ends the episode with -1; `terminated` at the end, never truncated",
+     "Gymnasium's and SB3's `check_env`, every render mode"),
     ("gymnasium_vector_random", "Gymnasium vector",
      '`import gymnasium, bali_env`; `gymnasium.make_vec("bali_env/Bali-v0", num_envs=256)`',
      "the batched engine, opponents inside the batch; `NEXT_STEP` autoreset (or `SAME_STEP`: "
-     "`infos[\"final_obs\"]`); `infos[\"action_mask\"]`; an illegal move ends that game with -1"),
+     "`infos[\"final_obs\"]`); `infos[\"action_mask\"]`, never empty; an illegal move ends that game with -1",
+     "Gymnasium's vector wrappers; a CleanRL-style masked loop"),
     ("sb3_vec_env", "SB3 VecEnv", '`from bali_env.versus.sb3_vecenv import BaliSB3VecEnv` (the `train` extra); '
      '`BaliSB3VecEnv(256, "random")`',
-     "SB3's convention: the next game at once, `terminal_observation` in the info; `env_method(\"action_masks\")`"),
+     "SB3's convention: the next game at once, `terminal_observation` in the info; `env_method(\"action_masks\")`",
+     "`VecMonitor`; MaskablePPO trains on it"),
+    ("pufferlib", "PufferLib", '`from bali_env.versus.puffer_env import BaliPufferEnv` (the `pufferlib` extra); '
+     '`BaliPufferEnv(256, "random")`',
+     "a native `PufferEnv`: PufferLib's buffers written in place, the next game at once; the 44 mask flags "
+     "after the 293 observation floats; an illegal move ends that game with -1",
+     "`pufferlib.vector` (Serial, Multiprocessing); PuffeRL trains on it"),
     ("batched", "pgx-style batch", "`from bali_env import BaliVectorEnv`; `BaliVectorEnv(1024, num_players=2)`",
      "every seat: `to_move`, per-player `rewards`; same-step autoreset; `action_masks`; an illegal action "
-     "raises; `num_actions`, `observation_shape`"),
+     "raises; `num_actions`, `observation_shape`",
+     "the project's API checker"),
     ("openspiel", "OpenSpiel", '`import pyspiel, bali_env.envs.openspiel` (the `openspiel` extra); '
      '`pyspiel.load_game("python_bali", {"players": 2})`',
-     "sampled chance; `returns()` at the end; `legal_actions()`; `resample_from_infostate`"),
+     "explicit chance nodes; `returns()` at the end; `legal_actions()`; `resample_from_infostate`; serialization",
+     "`random_sim_test` with serialization; `evaluate_bots`, outcome-sampling MCCFR, ISMCTS, RL environment"),
 ]
 
 
@@ -457,11 +469,11 @@ def ways_table() -> str:
     ways = run["ways"]
     lines = [f"Speed: {run['players']}-player games, uniform random legal actions, "
              f"`python -m bali_env.speed.ways` (`docs/results/ways.json`; vector envs {run['vector_envs']} games).", "",
-             "| way in | construction | conventions | speed |", "|---|---|---|---:|"]
-    for key, way, construction, conventions in WAY_ROWS:
-        r = ways[key]
+             "| way in | construction | conventions | checked with | speed |", "|---|---|---|---|---:|"]
+    for key, way, construction, conventions, checks in WAY_ROWS:
+        r = ways.get(key, {})
         speed = f"{_int(r['per_s'])} {r['unit']}" if "per_s" in r else "-"
-        lines.append(f"| {way} | {construction} | {conventions} | {speed} |")
+        lines.append(f"| {way} | {construction} | {conventions} | {checks} | {speed} |")
     extra = [f"{_int(ways[k]['per_s'])} with {k.rsplit('_', 1)[1]}" for k in ways
              if k.startswith("gymnasium_vector_") and "per_s" in ways[k]]
     lines += ["", "The Gymnasium vector env's learner steps per second by opponents: " + ", ".join(extra) + ". A "

@@ -281,6 +281,7 @@ def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
     from bali_env.trainers.finetune import fit_value as value
     from bali_env.trainers.ppo_selfplay import train
     from bali_env.trainers.alphazero import command as az
+    from bali_env.trainers.league_training import league_command as league_train
 
     argv = list(argv or [])
     framework = train.framework(argv[1:]) if argv[:1] == ["train"] else "sb3"
@@ -302,6 +303,9 @@ def commands(argv: Sequence[str] | None = None) -> dict[str, Command]:
                           distil.parents, distil.add_arguments, distil.run),
         "az": Command("AlphaZero: generations of self-play with search, training and a gate (train extra)",
                       az.parents, az.add_arguments, az.run),
+        "league-train": Command("a main and its exploiters over generations, PFSP weights, a payoff matrix "
+                                "(AlphaStar-style league; train extra)", league_train.parents,
+                                league_train.add_arguments, league_train.run),
         "bench": Command("speed benchmarks vs PettingZoo/OpenSpiel anchors", bench.parents, bench.add_arguments,
                          bench.run),
         "demo": Command("play seeded random games", _demo_parents, _demo_arguments, _demo),

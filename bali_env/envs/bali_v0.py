@@ -19,7 +19,8 @@ Demon variants are the constructor flags `oracle` and `demon`.
 ### Arguments
 
 ``env(num_players=4, oracle=False, demon=False, render_mode=None, reward="win_loss",
-illegal_action="terminate")``; ``raw_env`` takes the same, with ``illegal_action="raise"``.
+illegal_action="terminate", observation="dict")``; ``raw_env`` takes the same, with
+``illegal_action="raise"``.
 
 - `num_players`: 2, 3 or 4. Seat i is `"player_i"`; seat 0 starts.
 - `oracle`, `demon`: the two variants (independent, combinable).
@@ -37,6 +38,9 @@ illegal_action="terminate")``; ``raw_env`` takes the same, with ``illegal_action
   default of `raw_env()`, for debugging: `step` raises `ValueError` naming the action and the
   legal ones; nothing changes). Either way an id outside 0..43 or a non-integer is an input
   error (ValueError / TypeError), not a move.
+- `observation`: `"dict"` (default, PettingZoo classic's `{"observation", "action_mask"}`) or
+  `"flat"`: the float32[293] alone, a `Box`, with each agent's mask in `infos[agent]["action_mask"]`
+  (for wrappers that need a `Box`, such as SuperSuit's `frame_stack`, `normalize_obs`, `flatten`).
 
 ### Observation
 
@@ -135,6 +139,7 @@ RECORD_VERSION = 1  #: the ``version`` field of a game record
 
 _REWARDS = ("win_loss", "score")
 _ILLEGAL = ("raise", "terminate")
+_OBSERVATIONS = ("dict", "flat")
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
@@ -205,12 +210,13 @@ def new_record(num_players: int, oracle: bool, demon: bool, seed: int, actions: 
     })
 
 
-def _observation_space() -> gymnasium.spaces.Dict:
+def _observation_space(observation: str) -> gymnasium.spaces.Space:
+    """One agent's observation space: the dict of PettingZoo's classic games, or the flat Box."""
+    box = gymnasium.spaces.Box(low=0.0, high=C.OBS_HIGH, dtype=np.float32)
+    if observation == "flat":
+        return box
     return gymnasium.spaces.Dict(
-        {
-            "observation": gymnasium.spaces.Box(low=0.0, high=C.OBS_HIGH, dtype=np.float32),
-            "action_mask": gymnasium.spaces.Box(low=0, high=1, shape=(C.N_ACTIONS,), dtype=np.int8),
-        }
+        {"observation": box, "action_mask": gymnasium.spaces.Box(low=0, high=1, shape=(C.N_ACTIONS,), dtype=np.int8)}
     )
 
 
@@ -231,6 +237,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         reward: str = "win_loss",
         illegal_action: str = "raise",
+        observation: str = "dict",
     ) -> None:
         super().__init__()
         num_players = check_num_players(num_players)
@@ -238,6 +245,7 @@ class raw_env(AECEnv):
         check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
         check_choice("reward", reward, _REWARDS)
         check_choice("illegal_action", illegal_action, _ILLEGAL)
+        self.observation_format = check_choice("observation", observation, _OBSERVATIONS)
         self._raster: Any = None
         if render_mode == "rgb_array":
             from bali_env.pictures.raster import Rasterizer
@@ -250,7 +258,7 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         # one space object per agent, returned every time (PettingZoo's seeding relies on it)
-        self.observation_spaces = {a: _observation_space() for a in self.possible_agents}
+        self.observation_spaces = {a: _observation_space(observation) for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(C.N_ACTIONS) for a in self.possible_agents}
         #: the space of ``state()``: the engine's ``int16[STATE_SIZE]`` (its layout: docs/rules.md section 8)
         self.state_space = gymnasium.spaces.Box(np.iinfo(C.STATE_DTYPE).min, np.iinfo(C.STATE_DTYPE).max,
@@ -298,6 +306,7 @@ class raw_env(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._illegal_end = False
         self.agent_selection = self.agents[int(self._state[C.S_TO_MOVE])]
+        self._share_masks()
         if self.render_mode == "human":
             self.render()
 
@@ -313,6 +322,7 @@ class raw_env(AECEnv):
         decision = int(C.decision_index(self._state))
         if C.step_checked(self._state, a) != 0:
             self._illegal(agent, a)
+            self._share_masks()
             return
         self._actions.append(a)
         self._last_move = (self._seat_of[agent], decision, a)
@@ -321,8 +331,22 @@ class raw_env(AECEnv):
             self._finish()
         else:
             self.agent_selection = self.possible_agents[int(self._state[C.S_TO_MOVE])]
+        self._share_masks()
         if self.render_mode == "human":
             self.render()
+
+    def _share_masks(self) -> None:
+        """``observation="flat"``: every agent's ``infos`` holds its action mask (the mover's legal
+        actions; all 0 for the others and after the end)."""
+        if self.observation_format != "flat":
+            return
+        if self._illegal_end:
+            self._mask[:] = 0
+        else:
+            C.legal_mask(self._state, self._mask)
+        for agent in self.agents:
+            mine = agent == self.agent_selection
+            self.infos[agent]["action_mask"] = self._mask.copy() if mine else np.zeros(C.N_ACTIONS, dtype=np.int8)
 
     def _illegal(self, agent: str, a: int) -> None:
         C.legal_mask(self._state, self._mask)
@@ -353,8 +377,9 @@ class raw_env(AECEnv):
         self._accumulate_rewards()
 
     # ------------------------------------------------------------------ observation
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[293], "action_mask": int8[44]}`` for ``agent`` (fresh arrays)."""
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
+        """``{"observation": float32[293], "action_mask": int8[44]}`` for ``agent`` (fresh arrays);
+        with ``observation="flat"`` the float32[293] alone (the mask is in ``infos[agent]``)."""
         if agent not in self._seat_of:
             raise ValueError(f"unknown agent {agent!r}; agents: {self.possible_agents}")
         if self._state[C.S_NUM_PLAYERS] == 0:
@@ -364,6 +389,8 @@ class raw_env(AECEnv):
         C.observe(self._state, self._seat_of[agent], obs, mask)
         if self._illegal_end:
             mask[:] = 0
+        if self.observation_format == "flat":
+            return obs
         return {"observation": obs, "action_mask": mask}
 
     # ------------------------------------------------------------------ tools

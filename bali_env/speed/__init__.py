@@ -8,7 +8,7 @@
 | ``bot_protocol.py`` | what the bot protocol costs, and a tournament that survives a bad bot |
 | ``search.py`` | what a decision of the search agents costs (``python -m bali_env.speed.search``) |
 | ``machine.py`` | the machine a measurement ran on (CPU, cores, versions), kept beside the figures |
-| ``ways.py`` | every way into the game (AEC, Gymnasium, vector, SB3, batch, OpenSpiel), its speed |
+| ``ways.py`` | every way into the game (AEC, Gymnasium, vector, SB3, PufferLib, batch, OpenSpiel), its speed |
 | ``first_legal_bot.py`` | the bot those measurements run (``--hang-every 10``: the bot that hangs) |
 
 The figures the docs quote are kept in ``docs/results/`` and written into the docs by the

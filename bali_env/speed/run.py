@@ -107,8 +107,9 @@ def _pettingzoo_anchor(name: str) -> Callable[[], Any]:
 
 
 def openspiel_steps_per_second(game_name: str, seconds: float, seed: int = 0) -> dict[str, float]:
-    """Decisions per second of an OpenSpiel game driven from Python: random legal actions, random
-    chance outcomes, and the player's observation (or information-state) tensor at every decision."""
+    """Decisions per second of an OpenSpiel game driven from Python: random legal actions, chance
+    outcomes drawn with their probabilities (not counted as decisions), and the player's
+    observation (or information-state) tensor at every decision."""
     import pyspiel
 
     game = pyspiel.load_game(game_name)
@@ -122,9 +123,13 @@ def openspiel_steps_per_second(game_name: str, seconds: float, seed: int = 0) ->
         while True:
             state = game.new_initial_state()
             while not state.is_terminal():
-                if state.is_chance_node():
-                    outcomes = state.chance_outcomes()
-                    state.apply_action(outcomes[int(rnd.random() * len(outcomes))][0])
+                if state.is_chance_node():  # an outcome drawn with its probability, not counted
+                    outcomes, u = state.chance_outcomes(), rnd.random()
+                    k = 0
+                    while k < len(outcomes) - 1 and u >= outcomes[k][1]:
+                        u -= outcomes[k][1]
+                        k += 1
+                    state.apply_action(outcomes[k][0])
                     continue
                 p = state.current_player()
                 np.asarray(

@@ -1,13 +1,13 @@
 """How fast each way into the game runs (part of ``bali bench``; ``python -m bali_env.speed.ways``
 runs it alone): the PettingZoo AEC env, the Gymnasium single-agent env, the Gymnasium vector env
-(opponents inside the batch: random, greedy and the shipped ``ppo``), the SB3 VecEnv, the
-pgx-style batched env and the OpenSpiel game, each played by uniform random legal actions of the
-learner (every player's, where there is no learner), in 2-player games.
+(opponents inside the batch: random, greedy and the shipped ``ppo``), the SB3 VecEnv, the native
+PufferLib env, the pgx-style batched env and the OpenSpiel game, each played by uniform random
+legal actions of the learner (every player's, where there is no learner), in 2-player games.
 
 Two units, as each way counts: **decisions per second** for the ways where every decision is a
 step (AEC, batched, OpenSpiel), **learner steps per second** for the ways where the opponents'
-decisions happen inside a step (Gymnasium, SB3): one learner step is one learner decision and
-the opponents' decisions up to the next one (about two decisions in 2 players).
+decisions happen inside a step (Gymnasium, SB3, PufferLib): one learner step is one learner
+decision and the opponents' decisions up to the next one (about two decisions in 2 players).
 """
 
 from __future__ import annotations
@@ -96,6 +96,21 @@ def sb3(seconds: float) -> float:
     return _timed(step, seconds)
 
 
+def puffer(seconds: float) -> float:
+    """``BaliPufferEnv(256, "random")``, the native PufferLib env (the ``pufferlib`` extra; a
+    missing ``pufferlib`` skips it): learner steps per second."""
+    from bali_env.versus.puffer_env import BaliPufferEnv
+
+    env, rng = BaliPufferEnv(VECTOR_ENVS, "random", num_players=PLAYERS, seed=0), np.random.default_rng(0)
+    env.reset()
+
+    def step() -> int:
+        env.step(_choose(rng, env.action_masks()))
+        return VECTOR_ENVS
+
+    return _timed(step, seconds)
+
+
 def batched(seconds: float) -> float:
     """``BaliVectorEnv(1024)`` (one thread): decisions per second."""
     from bali_env.envs.batched import BaliVectorEnv
@@ -111,7 +126,8 @@ def batched(seconds: float) -> float:
 
 
 def openspiel(seconds: float) -> float:
-    """``pyspiel.load_game("python_bali")``: decisions per second."""
+    """``pyspiel.load_game("python_bali")``: decisions per second (the chance nodes before each
+    decision, drawn with their probabilities, are timed but not counted)."""
     import pyspiel
 
     import bali_env.envs.openspiel  # noqa: F401 - registers python_bali
@@ -120,10 +136,16 @@ def openspiel(seconds: float) -> float:
     state = {"s": game.new_initial_state()}
 
     def step() -> int:
-        if state["s"].is_terminal():
-            state["s"] = game.new_initial_state()
-        legal = state["s"].legal_actions()
-        state["s"].apply_action(legal[int(rng.integers(len(legal)))])
+        s = state["s"]
+        while s.is_chance_node() or s.is_terminal():
+            if s.is_terminal():
+                s = state["s"] = game.new_initial_state()
+                continue
+            outcomes = s.chance_outcomes()
+            k = int(np.searchsorted(np.cumsum([p for _, p in outcomes]), rng.random(), side="right"))
+            s.apply_action(outcomes[min(k, len(outcomes) - 1)][0])
+        legal = s.legal_actions()
+        s.apply_action(legal[int(rng.integers(len(legal)))])
         return 1
 
     return _timed(step, seconds)
@@ -136,6 +158,7 @@ WAYS: dict[str, tuple[str, Callable[..., float], tuple[Any, ...]]] = {
     "gymnasium_vector_greedy": ("learner steps/s", gym_vector, ("greedy",)),
     "gymnasium_vector_ppo": ("learner steps/s", gym_vector, ("ppo",)),
     "sb3_vec_env": ("learner steps/s", sb3, ()),
+    "pufferlib": ("learner steps/s", puffer, ()),
     "batched": ("decisions/s", batched, ()),
     "openspiel": ("decisions/s", openspiel, ()),
 }  #: every way measured: (unit, function, its arguments)

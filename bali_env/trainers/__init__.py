@@ -7,6 +7,7 @@
 | ``alphazero/`` | ``bali az``: self-play with policy-guided search over generations |
 | ``evaluation/`` | a policy against opponents with the tournament code, during a run and after (``curve``) |
 | ``exploitability/`` | ``bali exploit AGENT``: a best response trained against AGENT frozen |
+| ``league_training/`` | ``bali league-train``: a main and its exploiters over generations, PFSP, a payoff matrix |
 | ``finetune/`` | on an exported policy: ``bali fit-value`` (a value head), ``bali distil`` (expert iteration) |
 | ``entry.py`` | what every training command shares: parse, check, run; exit 2 on bad input, 130 interrupted |
 | ``options.py`` | the flags ``bali train``'s two frameworks share and their checks, claiming the output folder |

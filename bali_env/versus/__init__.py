@@ -8,6 +8,8 @@ others. What Gymnasium, stable-baselines3 and ``bali train`` train on.
 | ``vector.py`` | ``BaliGymVectorEnv``: a ``gymnasium.vector.VectorEnv`` on the batched engine, opponents |
 | | inside the batch: ``gymnasium.make_vec("bali_env/Bali-v0", num_envs=N)`` |
 | ``sb3_vecenv.py`` | ``BaliSB3VecEnv``: the vector env as a stable-baselines3 ``VecEnv`` (``bali train`` uses it) |
+| ``puffer_env.py`` | ``BaliPufferEnv``: the vector env as a native ``pufferlib.PufferEnv`` (mask in the observation), |
+| | a masked policy and a CPU stand-in for PufferLib's compiled advantage kernel, for ``PuffeRL`` |
 | ``registration.py`` | the names in Gymnasium's and PettingZoo's registries (``register_envs``, the package's |
 | | ``gymnasium.envs`` entry point): the single and vector envs are this room's |
 

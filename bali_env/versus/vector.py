@@ -20,7 +20,9 @@ Gymnasium 1.x conventions:
   result in ``infos`` (``final_scores`` and ``winners`` by seat, ``learner_seat`` and
   ``illegal_action``, each with its ``_`` mask; a game the learner forfeited by an illegal move
   has no scores: zeros, and no winners); the next ``step`` ignores that slot's action and
-  returns the first observation of its next game (reward 0). With
+  returns the first observation of its next game (reward 0). The mask handed with the last
+  observation is already the next game's first one, so every mask has a legal action (a
+  ``-inf``-masked softmax never sees an empty row) and whatever is sampled from it is ignored. With
   ``autoreset_mode=AutoresetMode.SAME_STEP`` (what the SB3 adapter uses) the step that ends a
   game returns already the next game's first observation, the last one in
   ``infos["final_obs"][i]`` and the result in ``infos["final_info"]``;
@@ -227,8 +229,8 @@ class BaliGymVectorEnv(gymnasium.vector.VectorEnv):
         obs, masks = self.observations(), self.action_masks()
         self._autoreset[:] = False
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:  # an ended game shows its end now, the next one next step
-            for i, (final_obs, _) in out.finals.items():
-                obs[i], masks[i], self._autoreset[i] = final_obs, False, True
+            for i, (final_obs, _) in out.finals.items():  # the mask stays the next game's: never empty
+                obs[i], self._autoreset[i] = final_obs, True
         return obs, out.rewards, out.terminated, np.zeros(self.num_envs, dtype=bool), self._infos(masks, out)
 
     def close_extras(self, **kwargs: Any) -> None:
