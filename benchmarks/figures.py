@@ -135,6 +135,24 @@ def example_figures() -> set[str]:
     return out
 
 
+def league_figures() -> set[str]:
+    """The win rates of the kept ``bali league-train`` runs (``docs/results/league/RUN/``: its
+    ``league.json`` payoff rows, exploiters' and yardsticks' figures, the ``exploit-*.json`` of
+    the best responses trained against its mains and the ``results.json`` of its tournaments,
+    ``tournament-*.json``), as pages quote them."""
+    out = set()
+    for run in sorted((RESULTS_DIR / "league").glob("*/league.json")):
+        data = json.loads(run.read_text())
+        found = [e for row in data["payoff"].values() for e in row]
+        found += [job[key] for job in data["jobs"].values() for key in ("vs_target", "exploitability") if key in job]
+        out |= {rate_text(f["win_rate"], f["ci_low"], f["ci_high"]) for f in found}
+        out |= {exploit_figure(json.loads(path.read_text())) for path in sorted(run.parent.glob("exploit-*.json"))}
+        for path in sorted(run.parent.glob("tournament-*.json")):
+            out |= {rate_text(p["wins"] / p["games"], *wilson_interval(p["wins"], p["games"]))
+                    for p in json.loads(path.read_text())["participants"]}
+    return out
+
+
 AZ_RUNS = tuple(Path(__file__).resolve().parent.parent / "training" / name  #: the kept ``bali az`` runs
                 for name in ("az2p", "az2p-gumbel", "az2p-sims400", "az3p", "az4p-gumbel", "az4p-gumbel4"))
 

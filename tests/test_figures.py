@@ -50,6 +50,7 @@ def known_figures() -> set:
     known |= {figures.exploit_figure(run) for run in figures.exploit_runs()}  # the kept best responses
     known |= figures.example_figures()  # the kept runs of the examples
     known |= figures.az_figures()  # the kept bali az runs and their tournaments
+    known |= figures.league_figures()  # the kept bali league-train runs and their best responses
     return known
 
 
