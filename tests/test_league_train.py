@@ -26,9 +26,9 @@ from bali_env.trainers.league_training.pfsp import SELF, opponents_text, pfsp_we
 pytest.importorskip("sb3_contrib")
 
 ROOT = Path(__file__).resolve().parent.parent
-#: a run as small as a run gets: 1,024 env steps a job (one rollout of 16 games), 4 games a match
+#: a run as small as a run gets: 1,024 env steps a job (one rollout of 16 games), 4 games a match, an anchor
 TINY = ["--main-steps", "1024", "--exploiter-steps", "1024", "--envs", "16", "--batch-size", "256",
-        "--eval-games", "4", "--no-progress"]
+        "--eval-games", "4", "--anchors", "random", "--no-progress"]
 YARDSTICK = ["--yardstick-steps", "1024", "--yardstick-games", "4"]
 
 
@@ -71,6 +71,8 @@ def one_generation(tmp_path_factory) -> Path:
     (["--init", "README.md"], "--init 'README.md'"),
     (["--baselines", "greedy,nobody"], "--baselines 'nobody'"),
     (["--baselines", "greedy,greedy"], "--baselines must name agents, each once"),
+    (["--anchors", "random,nobody"], "--anchors 'nobody'"),
+    (["--anchors", "random,greedy"], "--anchors 'greedy': already a baseline"),
     (["--torch-threads", "0"], "--torch-threads must be a whole number of at least 1"),
     (["--resume", "nowhere"], "no readable league.json"),
 ])
@@ -92,8 +94,9 @@ def test_the_record_checks_each_field_naming_its_flag():
         LeagueTrainSettings(backend="cluster")
     with pytest.raises(ValueError, match="--yardstick-steps must be a whole number of at least 0"):
         LeagueTrainSettings(yardstick_steps=-1)
-    s = LeagueTrainSettings(main_steps=2e6, baselines=["greedy", "random"])  # 2e6 from the command line: a count
+    s = LeagueTrainSettings(main_steps=2e6, baselines=["greedy", "random"], anchors=["mcts:sims=100", "ppo"])
     assert s.main_steps == 2_000_000 and isinstance(s.main_steps, int) and s.baselines == ("greedy", "random")
+    assert s.anchors == ("mcts:sims=100", "ppo") and LeagueTrainSettings().anchors == ()
     assert LeagueTrainSettings.from_saved(s.as_saved()) == s
     with pytest.raises(ValueError, match="--main-steps: --resume OUT takes the run's settings"):
         LeagueTrainSettings.from_saved(s.as_saved(), main_steps=10)
@@ -171,9 +174,10 @@ def test_the_payoff_matrix_has_a_column_per_opponent_and_pools_the_population():
     rows = [{"main": "main_0", "opponent": "greedy", "kind": "baseline", "win_rate": 0.5, "games": 4},
             {"main": "main_1", "opponent": "main_0", "kind": "main", "win_rate": 0.75, "games": 4},
             {"main": "main_1", "opponent": "exploiter_0", "kind": "exploiter", "win_rate": 0.25, "games": 4},
-            {"main": "main_1", "opponent": "greedy", "kind": "baseline", "win_rate": 1.0, "games": 4}]
+            {"main": "main_1", "opponent": "greedy", "kind": "baseline", "win_rate": 1.0, "games": 4},
+            {"main": "main_1", "opponent": "mcts:sims=100", "kind": "anchor", "win_rate": 0.5, "games": 4}]
     mains, columns, cells = payoff_matrix(rows)
-    assert mains == ["main_0", "main_1"] and columns == ["main_0", "exploiter_0", "greedy"]
+    assert mains == ["main_0", "main_1"] and columns == ["main_0", "exploiter_0", "mcts:sims=100", "greedy"]
     assert cells[0][:2] == [None, None] and cells[1][1]["win_rate"] == 0.25
     population = pooled(rows[1:3])
     assert population is not None and population["games"] == 8 and population["win_rate"] == 0.5
@@ -192,12 +196,18 @@ def test_one_generation_writes_its_networks_league_json_and_pictures(one_generat
     assert data["settings"]["generations"] == 1 and data["settings"]["main_steps"] == 1024
     assert sorted(data["jobs"]) == ["exploiter_0", "main_1", "yardstick_0", "yardstick_1"]
     assert data["jobs"]["exploiter_0"]["vs_target"]["games"] == 4  # its final evaluation against main_0
-    assert data["jobs"]["main_1"]["opponents"] == {"main_0": 1.0}  # generation 0: the main's self-play alone
+    # generation 0: the main's self-play and the anchor, weighed by main_0's row against the anchor
+    first = {e["opponent"]: e for e in data["payoff"]["0"]}
+    assert [(e["opponent"], e["kind"]) for e in data["payoff"]["0"]] == [("random", "anchor"), ("greedy", "baseline")]
+    weights = pfsp_weights({"random": first["random"]["win_rate"]}, players=2)
+    assert data["jobs"]["main_1"]["opponents"] == pytest.approx({"main_0": weights[SELF], "random": weights["random"]})
     row = {e["opponent"]: e for e in data["payoff"]["1"]}
-    assert sorted(row) == ["exploiter_0", "greedy", "main_0"] and all(e["games"] == 4 for e in row.values())
-    assert [e["opponent"] for e in data["payoff"]["0"]] == ["greedy"]
+    assert sorted(row) == ["exploiter_0", "greedy", "main_0", "random"] and all(e["games"] == 4 for e in row.values())
+    assert row["random"]["kind"] == "anchor"
     log = (out / "logs" / "main_1.log").read_text()
     assert f"--init {out.resolve() / 'main_0.npz'}" in log and "--steps 1024" in log
+    assert f"--opponents ppo:path={out.resolve() / 'main_0.npz'}:{weights[SELF]:.6g},random:{weights['random']:.6g}" \
+        in log
     summary = json.loads((out / "summary.json").read_text())
     exploitability = {g: data["jobs"][f"yardstick_{g}"]["exploitability"] for g in (0, 1)}
     assert summary["best"] in ("main_0", "main_1") and "exploitab" in summary["reason"], (summary, exploitability)

@@ -32,6 +32,7 @@ from bali_env.trainers.league_training.league_settings import (
     DEFAULTS,
     PFSP_SHAPES,
     RESUMABLE,
+    SPEC_LISTS,
     STARTS,
     LeagueTrainSettings,
 )
@@ -56,6 +57,8 @@ FLAGS: list[tuple[str, Any, str]] = [
      "generation; 0 for none"),
     ("yardstick-games", int, "games of the yardstick's final evaluation"),
     ("baselines", str, "fixed agents each main plays too, comma-separated agent specs"),
+    ("anchors", str, "fixed agents in the population from the start, comma-separated agent specs (mcts:sims=100, "
+     "ppo): each main trains against them with PFSP weights and plays them in its payoff row"),
     ("envs", int, "games stepped together in every job (bali train --envs)"),
     ("n-steps", int, "steps per env per PPO rollout in every job"),
     ("batch-size", int, "PPO minibatch size in every job"),
@@ -84,8 +87,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      "measures it against every member; resumable, same result on any number of workers.")
     for name, kind, text in FLAGS:
         default = getattr(DEFAULTS, name.replace("-", "_"))
-        shown = ",".join(default) if isinstance(default, tuple) else f"{default:g}" if isinstance(default, float) \
-            else default
+        shown = (",".join(default) or "none") if isinstance(default, tuple) else \
+            f"{default:g}" if isinstance(default, float) else default
         extra = {"choices": kind} if isinstance(kind, tuple) else {"type": kind} if kind is not str else {}
         p.add_argument(f"--{name}", default=None, help=f"{text} (default {shown})", **extra)
     p.add_argument("--resume", type=Path, default=None, metavar="OUT",
@@ -97,8 +100,9 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
     (``SHARED``) named in ``args.argv`` (all of them when the command line is not known)."""
     values = {f.name: getattr(args, f.name) for f in fields(LeagueTrainSettings)
               if f.name not in SHARED and getattr(args, f.name, None) is not None}
-    if values.get("baselines") is not None:
-        values["baselines"] = tuple(b.strip() for b in str(values["baselines"]).split(","))
+    for name in SPEC_LISTS:
+        if values.get(name) is not None:
+            values[name] = tuple(b.strip() for b in str(values[name]).split(","))
     if values.get("init") is not None:
         values["init"] = str(values["init"])
     argv = getattr(args, "argv", None)

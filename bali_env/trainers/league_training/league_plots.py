@@ -3,7 +3,8 @@ each written atomically (a temporary file moved into place).
 
 ``league.csv`` has a row per measure: ``generation``, ``main`` (main_g), ``opponent``, ``kind``,
 ``games``, ``win_rate``, ``ci_low``, ``ci_high`` (95% Wilson interval). The kinds: ``main`` and
-``exploiter`` (the main against a member of its population), ``baseline`` (against a fixed agent
+``exploiter`` (the main against a member of its population), ``anchor`` (against a fixed member,
+``--anchors``), ``baseline`` (against a fixed agent
 of ``--baselines``), ``population`` (those member matches pooled); these are the main's win
 rates. ``exploitability`` (``bali exploit``'s best response against main_g) and
 ``exploiter_win`` (exploiter_g, trained against main_g, in its own run's final evaluation) are
@@ -24,7 +25,8 @@ from typing import Any
 from bali_env.files import replace_when_done
 
 COLUMNS = ("generation", "main", "opponent", "kind", "games", "win_rate", "ci_low", "ci_high")  #: league.csv's
-MAIN_SIDE = ("main", "exploiter", "baseline", "population")  #: kinds whose win rate is the main's
+MAIN_SIDE = ("main", "exploiter", "anchor", "baseline", "population")  #: kinds whose win rate is the main's
+MATRIX_KINDS = ("main", "exploiter", "anchor", "baseline")  #: the kinds of the payoff matrix's columns, in order
 OPPONENT_SIDE = ("exploitability", "exploiter_win")  #: kinds whose win rate is the opponent's against the main
 
 
@@ -42,7 +44,7 @@ def _series(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     lines: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         kind = row["kind"]
-        if kind == "baseline":
+        if kind in ("baseline", "anchor"):
             label = f"main against {row['opponent']}"
         elif kind == "population":
             label = "main against its population (pooled)"
@@ -95,13 +97,13 @@ def plot_league(rows: list[dict[str, Any]], path: Path, players: int) -> None:
 
 
 def payoff_matrix(rows: list[dict[str, Any]]) -> tuple[list[str], list[str], list[list[dict[str, Any] | None]]]:
-    """The payoff matrix of ``rows``' ``main``, ``exploiter`` and ``baseline`` entries: the mains
-    (rows), the opponents (columns: mains, exploiters, baselines, each in order of first
-    appearance) and the cells (the entry, or None)."""
-    entries = [r for r in rows if r["kind"] in ("main", "exploiter", "baseline")]
+    """The payoff matrix of ``rows``' ``main``, ``exploiter``, ``anchor`` and ``baseline`` entries:
+    the mains (rows), the opponents (columns: mains, exploiters, anchors, baselines, each in order
+    of first appearance) and the cells (the entry, or None)."""
+    entries = [r for r in rows if r["kind"] in MATRIX_KINDS]
     mains = sorted({r["main"] for r in entries}, key=lambda m: int(m.split("_")[1]))
     columns: list[str] = []
-    for kind in ("main", "exploiter", "baseline"):
+    for kind in MATRIX_KINDS:
         for r in entries:
             if r["kind"] == kind and r["opponent"] not in columns:
                 columns.append(r["opponent"])
@@ -136,4 +138,5 @@ def plot_payoff(rows: list[dict[str, Any]], path: Path, players: int) -> None:
     _save(fig, path)
 
 
-__all__ = ["COLUMNS", "MAIN_SIDE", "OPPONENT_SIDE", "payoff_matrix", "plot_league", "plot_payoff", "write_table"]
+__all__ = ["COLUMNS", "MAIN_SIDE", "MATRIX_KINDS", "OPPONENT_SIDE", "payoff_matrix", "plot_league", "plot_payoff",
+           "write_table"]

@@ -9,7 +9,8 @@ run) and its log (``logs/NAME.log``), ``league.json`` (``ledger.Ledger``), ``lea
 Generation g (main_g the current main):
 
 1. the PFSP weights of main_g's population (``pfsp.pfsp_weights``, from main_g's payoff row: the
-   mains before it and every exploiter so far), and of main_g itself, frozen (its self-play);
+   mains before it, every exploiter so far and the ``--anchors``), and of main_g itself, frozen
+   (its self-play);
 2. its jobs, run together on the workers (``job_pool.JobPool``): the exploiter(s) against main_g,
    the main job (main_g trained further against the population: main_{g+1}), and with
    ``--yardstick-steps`` main_g's yardstick (``bali exploit``); each finished job is kept
@@ -39,7 +40,7 @@ from bali_env.trainers.league_training.league_jobs import JobMaker, LeagueJob, p
 from bali_env.trainers.league_training.league_plots import plot_league, plot_payoff, write_table
 from bali_env.trainers.league_training.league_settings import LeagueTrainSettings
 from bali_env.trainers.league_training.ledger import Ledger
-from bali_env.trainers.league_training.payoff import BASELINE, payoff_row, payoff_seed, pooled
+from bali_env.trainers.league_training.payoff import ANCHOR, BASELINE, payoff_row, payoff_seed, pooled
 from bali_env.trainers.league_training.pfsp import SELF, opponents_text, pfsp_weights
 
 INTERRUPTED = 130  #: a job's exit code when it was stopped by a signal
@@ -70,12 +71,18 @@ class LeagueRun:
         return [f"exploiter_{g}" + (f"_{k}" if k else "") for k in range(self.settings.exploiters)]
 
     def members(self, g: int) -> dict[str, str]:
-        """main_g's population, name -> kind: the mains before it, then the exploiters of the
-        generations before it."""
+        """main_g's population, name -> kind: the mains before it, the exploiters of the
+        generations before it, then the anchors (``--anchors``, named by their specs)."""
         found = {f"main_{j}": "main" for j in range(g)}
         for j in range(g):
             found.update(dict.fromkeys(self.exploiter_names(j), "exploiter"))
+        found.update(dict.fromkeys(self.settings.anchors, ANCHOR))
         return found
+
+    def spec(self, name: str) -> str:
+        """The agent spec of a member or of main_g's self-play: an anchor is its own spec, a
+        main or an exploiter its file in the run's folder."""
+        return name if name in self.settings.anchors else policy_spec(self.out.resolve() / f"{name}.npz")
 
     def mix(self, g: int) -> dict[str, float]:
         """The opponents of generation ``g``'s main job by name, with their PFSP weights from
@@ -91,7 +98,8 @@ class LeagueRun:
 
     def opponents(self, g: int) -> str:
         """``bali train --opponents`` of generation ``g``'s main job (``mix``, each by its file)."""
-        return opponents_text(self.mix(g), {m: policy_spec(self.out.resolve() / f"{m}.npz") for m in self.mix(g)})
+        mix = self.mix(g)
+        return opponents_text(mix, {m: self.spec(m) for m in mix})
 
     # ------------------------------------------------------------------ the run
     def run(self) -> dict[str, Any]:
@@ -156,7 +164,7 @@ class LeagueRun:
         """main_g's payoff row (unless measured): against its population and every baseline."""
         if self.ledger.payoff(g) is not None:
             return
-        opponents = {m: (kind, policy_spec(self.out.resolve() / f"{m}.npz")) for m, kind in self.members(g).items()}
+        opponents = {m: (kind, self.spec(m)) for m, kind in self.members(g).items()}
         opponents.update({b: (BASELINE, b) for b in self.settings.baselines})
 
         def said(entry: dict[str, Any]) -> None:

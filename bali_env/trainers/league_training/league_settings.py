@@ -23,6 +23,7 @@ STARTS = ("fresh", "main")  #: ``--exploiter-start``: a new network, or the main
 BACKENDS = ("local", "ray")  #: ``--backend``: local worker processes, or Ray tasks
 #: what ``--resume OUT`` may change: where the jobs run, and how many generations the run has
 RESUMABLE = ("generations", "workers", "backend", "ray_address")
+SPEC_LISTS = ("baselines", "anchors")  #: the settings that are lists of agent specs (comma-separated flags)
 
 
 def _flag(name: str) -> str:
@@ -52,8 +53,10 @@ class LeagueTrainSettings:
     jobs (``exploiter_steps`` env steps each, against the main alone) and one main job
     (``main_steps`` against the population with PFSP weights ``pfsp``, floored at ``pfsp_floor``),
     the new main evaluated against every member and each of ``baselines`` (``eval_games`` games
-    each), and with ``yardstick_steps`` > 0 each main's exploitability (``bali exploit --steps``,
-    its final evaluation ``yardstick_games`` games). The first main is ``init`` (a policy .npz;
+    each); ``anchors`` are fixed agents in the population from the start (the main trains against
+    them with PFSP weights, as against any member, and plays them in every payoff row), and with
+    ``yardstick_steps`` > 0 each main's exploitability (``bali exploit --steps``, its final
+    evaluation ``yardstick_games`` games). The first main is ``init`` (a policy .npz;
     None: the shipped policy for ``players``, set by ``settled``). The PPO rollout of every job:
     ``envs``, ``n_steps``, ``batch_size``; each job's PyTorch and Numba threads: ``torch_threads``.
     The jobs run on ``workers`` local processes or Ray tasks (``backend``, ``ray_address``)."""
@@ -72,6 +75,7 @@ class LeagueTrainSettings:
     yardstick_steps: int = 0
     yardstick_games: int = 400
     baselines: tuple[str, ...] = ("greedy",)
+    anchors: tuple[str, ...] = ()
     envs: int = 512
     n_steps: int = 64
     batch_size: int = 2048
@@ -91,9 +95,15 @@ class LeagueTrainSettings:
         for name, choices in (("pfsp", PFSP_SHAPES), ("exploiter_start", STARTS), ("backend", BACKENDS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{_flag(name)} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
-        settled["baselines"] = tuple(str(b) for b in self.baselines)
-        if not all(settled["baselines"]) or len(set(settled["baselines"])) < len(settled["baselines"]):
-            raise ValueError(f"--baselines must name agents, each once, got {','.join(settled['baselines'])!r}")
+        for name in ("baselines", "anchors"):
+            specs = tuple(str(b) for b in getattr(self, name))
+            if not all(specs) or len(set(specs)) < len(specs):
+                raise ValueError(f"{_flag(name)} must name agents, each once, got {','.join(specs)!r}")
+            settled[name] = specs
+        both = sorted(set(settled["baselines"]) & set(settled["anchors"]))
+        if both:
+            raise ValueError(f"--anchors {','.join(both)!r}: already a baseline (an anchor is played in every payoff "
+                             "row too)")
         if self.init is not None:
             settled["init"] = str(self.init)
         for name, value in settled.items():
@@ -109,7 +119,7 @@ class LeagueTrainSettings:
             raise ValueError(f"{', '.join(_flag(n) for n in other)}: --resume OUT takes the run's settings; only "
                              f"{', '.join(_flag(n) for n in RESUMABLE)} may change")
         known = {f.name for f in fields(cls)}
-        values = {k: (tuple(v) if k == "baselines" else v) for k, v in saved.items() if k in known}
+        values = {k: (tuple(v) if k in SPEC_LISTS else v) for k, v in saved.items() if k in known}
         return cls(**{**values, **changed})
 
     def as_saved(self) -> dict[str, Any]:
@@ -133,11 +143,11 @@ class LeagueTrainSettings:
         return replace(self, init=str(path.resolve()))
 
     def check_agents(self) -> None:
-        """Every ``--baselines`` spec makes an agent that plays ``players`` seats (ValueError
-        naming the flag otherwise)."""
+        """Every ``--baselines`` and ``--anchors`` spec makes an agent that plays ``players`` seats
+        (ValueError naming the flag otherwise)."""
         from bali_env.bots import make_agent
 
-        for spec in self.baselines:
+        for flag, spec in [("--baselines", b) for b in self.baselines] + [("--anchors", a) for a in self.anchors]:
             try:
                 agent = make_agent(spec, seed=0)
                 check = getattr(agent, "check_players", None)
@@ -145,9 +155,9 @@ class LeagueTrainSettings:
                     check(self.players)
                 agent.close()
             except Exception as exc:  # noqa: BLE001 - unknown kind, missing file, no policy for the count
-                raise ValueError(f"--baselines {spec!r}: " + " ".join(str(exc).split())) from None
+                raise ValueError(f"{flag} {spec!r}: " + " ".join(str(exc).split())) from None
 
 
 DEFAULTS = LeagueTrainSettings()  #: ``bali league-train``'s defaults, declared once (its parser shows them)
 
-__all__ = ["BACKENDS", "DEFAULTS", "LeagueTrainSettings", "PFSP_SHAPES", "RESUMABLE", "STARTS"]
+__all__ = ["BACKENDS", "DEFAULTS", "LeagueTrainSettings", "PFSP_SHAPES", "RESUMABLE", "SPEC_LISTS", "STARTS"]

@@ -22,6 +22,7 @@ from bali_env.trainers.league_training.league_settings import LeagueTrainSetting
 
 PAYOFF_SEEDS = range(20_000, 21_000)  #: the tournament seeds of the payoff rows (``payoff_seed``)
 BASELINE = "baseline"  #: the kind of a fixed opponent (``--baselines``) in a row
+ANCHOR = "anchor"  #: the kind of a fixed member of the population (``--anchors``) in a row
 
 
 def payoff_seed(generation: int) -> int:
@@ -61,4 +62,4 @@ def pooled(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"games": games, "win_rate": wins / games, "ci_low": float(low), "ci_high": float(high)}
 
 
-__all__ = ["BASELINE", "PAYOFF_SEEDS", "payoff_row", "payoff_seed", "pooled"]
+__all__ = ["ANCHOR", "BASELINE", "PAYOFF_SEEDS", "payoff_row", "payoff_seed", "pooled"]
