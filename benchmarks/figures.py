@@ -410,14 +410,16 @@ def league_table() -> str:
     return "\n".join(lines) + "\n\n" + note
 
 
-EXPLOITED = ("random", "greedy", "mcts", "ppo")  #: the agents of the README's exploitability table, in its order
+#: the kept runs of the README's exploitability table, in its order (``docs/results/exploit/NAME.json``:
+#: the agent's name, ``-4p`` for a run in 4 players)
+EXPLOITED = ("random", "greedy", "mcts", "ppo", "ppo-4p")
 
 
 def exploit_runs() -> list[dict]:
-    """The kept ``bali exploit`` runs (``docs/results/exploit/AGENT.json``), in ``EXPLOITED`` order."""
+    """The kept ``bali exploit`` runs (``docs/results/exploit/NAME.json``), in ``EXPLOITED`` order."""
     folder = RESULTS_DIR / "exploit"
-    return [json.loads((folder / f"{agent}.json").read_text()) for agent in EXPLOITED
-            if (folder / f"{agent}.json").is_file()]
+    return [json.loads((folder / f"{name}.json").read_text()) for name in EXPLOITED
+            if (folder / f"{name}.json").is_file()]
 
 
 def exploit_figure(run: dict) -> str:
