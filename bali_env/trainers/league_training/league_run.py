@@ -97,7 +97,7 @@ class LeagueRun:
         return {(f"main_{g}" if name == SELF else name): w for name, w in weights.items()}
 
     def opponents(self, g: int) -> str:
-        """``bali train --opponents`` of generation ``g``'s main job (``mix``, each by its file)."""
+        """``bali train --opponents`` of generation ``g``'s main job (``mix``, each by its ``spec``)."""
         mix = self.mix(g)
         return opponents_text(mix, {m: self.spec(m) for m in mix})
 

@@ -95,7 +95,7 @@ class LeagueTrainSettings:
         for name, choices in (("pfsp", PFSP_SHAPES), ("exploiter_start", STARTS), ("backend", BACKENDS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{_flag(name)} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
-        for name in ("baselines", "anchors"):
+        for name in SPEC_LISTS:
             specs = tuple(str(b) for b in getattr(self, name))
             if not all(specs) or len(set(specs)) < len(specs):
                 raise ValueError(f"{_flag(name)} must name agents, each once, got {','.join(specs)!r}")
